@@ -1,0 +1,17 @@
+"""Shared test settings: hypothesis profiles sized for a 2-core machine."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+# Tensors make examples slow to generate and run; no deadline, few but varied examples.
+settings.register_profile(
+    "default",
+    deadline=None,
+    max_examples=25,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=300)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
