@@ -1,0 +1,84 @@
+"""Re-execute every notebook under book/ top to bottom, each in a fresh kernel, in place.
+
+This is the only way the book's outputs are produced: execution counts run 1, 2, 3, ...,
+widget state is stored in the notebook (so the static site shows live widgets without a
+kernel), and volatile metadata is dropped so that a re-run changes only what really changed.
+
+Usage:
+    python scripts/execute_notebooks.py                 # every notebook
+    python scripts/execute_notebooks.py book/01_*.ipynb # some of them
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+# Cell metadata that execution tools add and that carries no meaning for the book.
+VOLATILE_CELL_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
+
+
+def notebooks(paths: list[str]) -> list[Path]:
+    if paths:
+        return [Path(p).resolve() for p in paths]
+    return sorted(p for p in BOOK.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def clean(nb: nbformat.NotebookNode) -> None:
+    for cell in nb.cells:
+        for key in VOLATILE_CELL_METADATA:
+            cell.metadata.pop(key, None)
+    nb.metadata.pop("papermill", None)
+    if not nb.metadata.get("widgets"):
+        nb.metadata.pop("widgets", None)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+def execute(path: Path, timeout: int) -> float:
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    nb.metadata.pop("widgets", None)
+    start = time.perf_counter()
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=timeout,
+        resources={"metadata": {"path": str(path.parent)}},
+        store_widget_state=True,
+        record_timing=False,
+        allow_errors=False,
+    )
+    client.execute()
+    elapsed = time.perf_counter() - start
+    clean(nb)
+    nbformat.validate(nb)
+    nbformat.write(nb, path)
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="*", help="notebooks to execute (default: all under book/)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
+    args = parser.parse_args()
+    for path in notebooks(args.paths):
+        elapsed = execute(path, args.timeout)
+        size = path.stat().st_size / 2**20
+        print(f"executed {path.relative_to(ROOT)} in {elapsed:.1f} s ({size:.2f} MiB)")
+        if size > 2:
+            print(f"  warning: {path.name} is over 2 MiB; lower figure dpi or pre-render less",
+                  file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

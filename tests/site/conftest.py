@@ -1,0 +1,114 @@
+"""Fixtures for testing the built site in headless Chromium, offline.
+
+The site must already be built in _build/html (the README's test command builds it first).
+Every request that does not go to this machine is blocked and recorded, so a page that still
+depends on a CDN fails loudly instead of silently working on a connected laptop.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "_build" / "html"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+LOCAL_SCHEMES = {"file", "data", "blob", "about"}
+
+# Chromium flags for a closed network: without the background-networking ones Chromium keeps
+# trying to reach Google's update and sync services.
+CHROMIUM_ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def site_pages() -> list[str]:
+    """Every content page of the site, relative to its root (index pages of Sphinx excluded)."""
+    if not SITE.is_dir():
+        return []
+    # index.html only redirects to book/intro.html (tested on its own).
+    skip = {"index.html", "genindex.html", "search.html", "py-modindex.html"}
+    pages = []
+    for path in sorted(SITE.rglob("*.html")):
+        rel = path.relative_to(SITE).as_posix()
+        if rel.split("/")[0] in {"_static", "_sources", "_images"} or path.name in skip:
+            continue
+        pages.append(rel)
+    return pages
+
+
+def is_local(url: str) -> bool:
+    parsed = urlparse(url)
+    return parsed.scheme in LOCAL_SCHEMES or parsed.hostname in LOCAL_HOSTS
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep pytest output readable
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url() -> str:
+    if not (SITE / "index.html").exists():
+        pytest.fail(f"no built site at {SITE}; build it first: jupyter-book build . -W -n --keep-going")
+    handler = functools.partial(_QuietHandler, directory=str(SITE))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} not found; install Debian's chromium (apt-get install chromium)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class OfflinePage:
+    """A page whose non-local requests are blocked and whose console errors are collected."""
+
+    def __init__(self, browser):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+
+    def _route(self, route) -> None:
+        if is_local(route.request.url):
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+    def _console(self, msg) -> None:
+        if msg.type == "error":
+            self.errors.append(f"console: {msg.text}")
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def offline_page(browser):
+    page = OfflinePage(browser)
+    yield page
+    page.close()
