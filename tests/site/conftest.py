@@ -17,7 +17,8 @@ from urllib.parse import urlparse
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE = ROOT / "_build" / "html"
+# ATTNBOOK_SITE lets a second build (jupyter-book build . --path-output DIR) be tested.
+SITE = Path(os.environ.get("ATTNBOOK_SITE", ROOT / "_build" / "html"))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 LOCAL_SCHEMES = {"file", "data", "blob", "about"}
