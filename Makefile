@@ -45,7 +45,7 @@ unit: setup
 	$(BIN)/pytest tests --ignore=tests/site -q
 
 nbval: setup
-	$(BIN)/pytest --nbval book --sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider
+	$(BIN)/pytest --nbval book --nbval-sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider
 
 site-test: setup check-system
 	$(JB)

@@ -31,12 +31,15 @@ def heatmap(
     ylabel: str = "query (attending)",
     ax: Axes | None = None,
     annotate: bool = True,
+    vmin: float | None = 0.0,
     vmax: float | None = 1.0,
     cmap: str = "Blues",
+    colorbar_label: str = "weight",
 ) -> Figure:
     """Draw one attention matrix of shape (L, S) with token labels; rows are queries.
 
     Pass ``ax`` to draw into an existing grid; otherwise a new figure is made. Returns the figure.
+    ``vmin``/``vmax`` fix the colour range (weights: 0 to 1); None takes it from the data.
     """
     w = _as_2d(weights, "weights")
     L, S = w.shape
@@ -48,7 +51,7 @@ def heatmap(
         fig, ax = plt.subplots(figsize=(0.55 * S + 1.8, 0.45 * L + 1.4))
     else:
         fig = ax.figure
-    image = ax.imshow(w.numpy(), cmap=cmap, vmin=0.0, vmax=vmax, aspect="auto")
+    image = ax.imshow(w.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(S), labels=list(x_labels) if x_labels is not None else range(S))
     ax.set_yticks(range(L), labels=list(y_labels) if y_labels is not None else range(L))
     ax.tick_params(axis="x", labelrotation=0 if S <= 12 else 90)
@@ -56,13 +59,14 @@ def heatmap(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if annotate and L * S <= 150:
-        top = float(w.max()) if vmax is None else vmax
+        low, high = image.get_clim()
         for i in range(L):
             for j in range(S):
                 value = float(w[i, j])
+                strong = abs(value - (low + high) / 2) > 0.3 * (high - low) if low < 0 else value > low + 0.6 * (high - low)
                 ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if value > 0.6 * top else "black")
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="weight")
+                        color="white" if strong else "black")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label=colorbar_label)
     return fig
 
 
@@ -131,4 +135,47 @@ def attention_steps(
     axes[2].tick_params(axis="x", labelrotation=30)
     fig.suptitle(title or f"query: {tokens[query_index]!r}")
     fig.tight_layout()
+    return fig
+
+
+def mask_image(
+    mask: torch.Tensor,
+    x_labels: Sequence[str] | None = None,
+    y_labels: Sequence[str] | None = None,
+    *,
+    title: str = "",
+    xlabel: str = "key (attended to)",
+    ylabel: str = "query (attending)",
+    ax: Axes | None = None,
+) -> Figure:
+    """Draw a boolean (L, S) mask in the SDPA convention: ``True`` = may attend.
+
+    Allowed cells are dark with a tick, forbidden cells light with a cross, so the picture reads
+    the same in colour and in grey. Pass ``ax`` to draw into an existing grid.
+    """
+    m = torch.as_tensor(mask).detach().cpu()
+    if m.dtype != torch.bool or m.dim() != 2:
+        raise ValueError(f"mask must be a 2-D bool (L, S) tensor; got {m.dtype} of shape {tuple(m.shape)}")
+    L, S = m.shape
+    if x_labels is not None and len(x_labels) != S:
+        raise ValueError(f"x_labels has {len(x_labels)} labels for {S} key positions")
+    if y_labels is not None and len(y_labels) != L:
+        raise ValueError(f"y_labels has {len(y_labels)} labels for {L} query positions")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(0.55 * S + 1.8, 0.45 * L + 1.4))
+    else:
+        fig = ax.figure
+    ax.imshow(m.float().numpy(), cmap="Greens", vmin=-0.25, vmax=1.25, aspect="auto")
+    ax.set_xticks(range(S), labels=list(x_labels) if x_labels is not None else range(S))
+    ax.set_yticks(range(L), labels=list(y_labels) if y_labels is not None else range(L))
+    ax.tick_params(axis="x", labelrotation=0 if S <= 12 else 90)
+    if L * S <= 400:
+        for i in range(L):
+            for j in range(S):
+                allowed = bool(m[i, j])
+                ax.text(j, i, "✓" if allowed else "×", ha="center", va="center", fontsize=8,
+                        color="white" if allowed else "dimgray")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     return fig

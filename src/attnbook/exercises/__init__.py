@@ -1,0 +1,13 @@
+"""Checkers for the book's coding exercises.
+
+Each checker takes the reader's function, runs it on cases whose answers the library knows, and
+returns a :class:`Report` that says, in words, what is right and what is wrong. Checkers never
+raise on a wrong answer (a learner's code that crashes is reported too); they return the report,
+whose ``passed`` attribute is True only when every case is right.
+"""
+
+from attnbook.exercises.report import Report
+from attnbook.exercises.lookup import check_soft_lookup
+from attnbook.exercises.attention import check_attention
+
+__all__ = ["Report", "check_soft_lookup", "check_attention"]
