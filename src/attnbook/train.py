@@ -1,0 +1,115 @@
+"""A small, readable training loop shared by every chapter that trains something.
+
+``fit`` takes a model, a function that makes a batch, and a :class:`TrainConfig`; it seeds
+everything, shows a tqdm progress bar, evaluates every ``eval_every`` steps, and returns the
+:class:`History` of what it measured. Nothing is hidden in globals, and nothing is stashed on
+the model.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+from tqdm.auto import tqdm
+
+Batch = tuple[Tensor, ...]
+
+
+@dataclass
+class TrainConfig:
+    """Hyperparameters of one training run."""
+
+    steps: int = 1000            # optimiser steps
+    batch_size: int = 64         # examples per step (passed to make_batch)
+    lr: float = 3e-3             # AdamW learning rate (after warm-up)
+    weight_decay: float = 0.0    # AdamW weight decay
+    warmup_steps: int = 50       # linear learning-rate warm-up
+    grad_clip: float | None = 1.0  # max global gradient norm, or None
+    eval_every: int = 100        # evaluate every this many steps (and at the end)
+    seed: int = 0                # seeds Python, torch and the batch generator
+    progress: bool = True        # show a tqdm progress bar
+
+
+@dataclass
+class History:
+    """What ``fit`` measured: training loss per step, evaluation metrics per evaluation."""
+
+    steps: list[int] = field(default_factory=list)          # step of each training loss
+    loss: list[float] = field(default_factory=list)         # training loss at each step
+    eval_steps: list[int] = field(default_factory=list)     # step of each evaluation
+    metrics: dict[str, list[float]] = field(default_factory=dict)  # name -> value per evaluation
+
+    def last(self, name: str) -> float:
+        """The most recent value of an evaluation metric."""
+        if not self.metrics.get(name):
+            raise KeyError(f"no metric {name!r}; have {sorted(self.metrics)}")
+        return self.metrics[name][-1]
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed Python's and torch's global generators; return a fresh generator for batches."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+def fit(
+    model: nn.Module,
+    make_batch: Callable[[int, torch.Generator], Batch],
+    loss_fn: Callable[[nn.Module, Batch], Tensor],
+    config: TrainConfig,
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+) -> History:
+    """Train ``model`` with AdamW for ``config.steps`` steps and return its history.
+
+    Args:
+        model: the module to train (in place).
+        make_batch: ``make_batch(batch_size, generator) -> batch``; must draw all its randomness
+            from ``generator`` so that runs are reproducible.
+        loss_fn: ``loss_fn(model, batch) -> scalar loss``.
+        config: the run's hyperparameters.
+        evaluate: optional ``evaluate(model) -> {metric: value}``, called in eval mode under
+            ``torch.no_grad`` every ``config.eval_every`` steps and after the last step.
+    """
+    if config.steps <= 0 or config.batch_size <= 0:
+        raise ValueError(f"steps and batch_size must be positive; got {config.steps}, {config.batch_size}")
+    generator = seed_everything(config.seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    warmup = max(1, config.warmup_steps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
+    history = History()
+
+    def run_evaluation(step: int) -> None:
+        if evaluate is None:
+            return
+        model.eval()
+        with torch.no_grad():
+            results = evaluate(model)
+        model.train()
+        history.eval_steps.append(step)
+        for name, value in results.items():
+            history.metrics.setdefault(name, []).append(float(value))
+
+    model.train()
+    bar = tqdm(range(1, config.steps + 1), disable=not config.progress, leave=False, desc="training")
+    for step in bar:
+        batch = make_batch(config.batch_size, generator)
+        loss = loss_fn(model, batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if config.grad_clip is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        optimizer.step()
+        scheduler.step()
+        history.steps.append(step)
+        history.loss.append(float(loss))
+        if step % config.eval_every == 0 or step == config.steps:
+            run_evaluation(step)
+            if history.metrics:
+                bar.set_postfix({k: f"{v[-1]:.3f}" for k, v in history.metrics.items()})
+    model.eval()
+    return history
