@@ -31,7 +31,27 @@ def notebooks(paths: list[str]) -> list[Path]:
     return sorted(p for p in BOOK.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def drop_dangling_widget_views(nb: nbformat.NotebookNode) -> None:
+    """Remove outputs that show a widget which no longer exists (e.g. a closed progress bar).
+
+    Their model is not in the stored widget state, so the static site could not render them.
+    """
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    alive = set(state.get("state", {}))
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.outputs = [
+            o for o in cell.outputs
+            if WIDGET_VIEW not in o.get("data", {}) or o["data"][WIDGET_VIEW]["model_id"] in alive
+        ]
+
+
 def clean(nb: nbformat.NotebookNode) -> None:
+    drop_dangling_widget_views(nb)
     for cell in nb.cells:
         for key in VOLATILE_CELL_METADATA:
             cell.metadata.pop(key, None)
@@ -73,7 +93,8 @@ def main() -> int:
     for path in notebooks(args.paths):
         elapsed = execute(path, args.timeout)
         size = path.stat().st_size / 2**20
-        print(f"executed {path.relative_to(ROOT)} in {elapsed:.1f} s ({size:.2f} MiB)")
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        print(f"executed {shown} in {elapsed:.1f} s ({size:.2f} MiB)")
         if size > 2:
             print(f"  warning: {path.name} is over 2 MiB; lower figure dpi or pre-render less",
                   file=sys.stderr)
