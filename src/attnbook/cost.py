@@ -1,0 +1,158 @@
+"""What attention costs: floating-point operations and the memory of the weights.
+
+Counting convention (the one :class:`torch.utils.flop_counter.FlopCounterMode` uses): a matrix
+product of an (m, k) by a (k, n) matrix is ``m * k * n`` multiply-adds, counted as
+``2 * m * k * n`` FLOPs. Only the matrix products are counted; the scaling, the softmax, the
+biases and the masks add work proportional to the size of their tensors, which is small next to
+the products for any realistic size.
+
+Multi-head attention has two parts with different costs:
+
+* the **projections** (query, key, value and output, four ``nn.Linear`` layers) cost
+  ``O(n * E**2)``: linear in the sequence length n;
+* the **attention core** (``Q K^T`` and ``weights @ V`` in every head) costs ``O(n**2 * E)``:
+  quadratic in n, and it forms one (L, S) weight matrix per head.
+
+For self-attention with L = S = n the core catches up with the projections at n = 2E; below
+that the projections dominate. :func:`crossover_length` finds this point from the two formulas.
+
+Shape legend: N batch, L target (query) length, S source (key) length, E embedding size,
+H heads, D = E / H head size.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = [
+    "attention_flops",
+    "projection_flops",
+    "attention_weights_bytes",
+    "crossover_length",
+]
+
+
+def _check_positive(**values: int) -> None:
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{name} must be a positive integer; got {value!r}")
+
+
+def _check_heads(embed_dim: int, num_heads: int) -> None:
+    _check_positive(embed_dim=embed_dim, num_heads=num_heads)
+    if embed_dim % num_heads != 0:
+        raise ValueError(
+            f"embed_dim must be a multiple of num_heads; got embed_dim={embed_dim} "
+            f"and num_heads={num_heads}"
+        )
+
+
+def attention_flops(n_query: int, n_key: int, embed_dim: int, num_heads: int = 1) -> int:
+    """FLOPs of the attention core for one sequence: ``Q K^T`` and ``weights @ V``, all heads.
+
+    Each head multiplies an (L, D) by a (D, S) matrix and an (L, S) by an (S, D) matrix:
+    ``2 * L * S * D`` multiply-adds, ``4 * L * S * D`` FLOPs. Over H heads with D = E / H that is
+    ``4 * L * S * E``, whatever the number of heads.
+
+    Args:
+        n_query: L, the number of queries.
+        n_key: S, the number of keys (and values).
+        embed_dim: E, the model size, split over the heads.
+        num_heads: H; must divide ``embed_dim``.
+
+    Returns:
+        the FLOP count (multiply-adds counted as 2).
+    """
+    _check_positive(n_query=n_query, n_key=n_key)
+    _check_heads(embed_dim, num_heads)
+    head_dim = embed_dim // num_heads
+    per_head = 2 * n_query * head_dim * n_key + 2 * n_query * n_key * head_dim
+    return num_heads * per_head
+
+
+def projection_flops(
+    n_query: int,
+    n_key: int,
+    embed_dim: int,
+    kdim: int | None = None,
+    vdim: int | None = None,
+) -> int:
+    """FLOPs of the four projections of multi-head attention for one sequence.
+
+    The query and output projections map L vectors E -> E; the key and value projections map
+    S vectors kdim -> E and vdim -> E. For self-attention (L = S = n, kdim = vdim = E) this is
+    ``8 * n * E**2``. The number of heads does not enter: the heads share these four layers.
+
+    Args:
+        n_query: L.
+        n_key: S.
+        embed_dim: E.
+        kdim: feature size of the keys before projection; defaults to ``embed_dim``.
+        vdim: feature size of the values before projection; defaults to ``embed_dim``.
+
+    Returns:
+        the FLOP count (multiply-adds counted as 2; biases not counted).
+    """
+    kdim = embed_dim if kdim is None else kdim
+    vdim = embed_dim if vdim is None else vdim
+    _check_positive(n_query=n_query, n_key=n_key, embed_dim=embed_dim, kdim=kdim, vdim=vdim)
+    query_and_output = 2 * (2 * n_query * embed_dim * embed_dim)
+    key_and_value = 2 * n_key * kdim * embed_dim + 2 * n_key * vdim * embed_dim
+    return query_and_output + key_and_value
+
+
+def attention_weights_bytes(
+    n_query: int,
+    n_key: int,
+    num_heads: int = 1,
+    batch_size: int = 1,
+    dtype: torch.dtype = torch.float32,
+) -> int:
+    """Bytes needed to hold the attention weights: one (L, S) matrix per head and sequence.
+
+    This is the memory that grows as ``n**2``; an implementation that materialises the
+    weights (and autograd, which keeps them for the backward pass) needs at least this much.
+
+    Args:
+        n_query: L.
+        n_key: S.
+        num_heads: H.
+        batch_size: N.
+        dtype: element type of the weights.
+
+    Returns:
+        ``N * H * L * S * bytes_per_element``.
+    """
+    _check_positive(n_query=n_query, n_key=n_key, num_heads=num_heads, batch_size=batch_size)
+    element = torch.empty((), dtype=dtype).element_size()
+    return batch_size * num_heads * n_query * n_key * element
+
+
+def crossover_length(embed_dim: int, num_heads: int = 1) -> int:
+    """The shortest self-attention length n at which the core costs at least the projections.
+
+    Found by bisection on :func:`attention_flops` and :func:`projection_flops` (L = S = n), so it
+    follows the formulas rather than restating their algebra (which gives n = 2E).
+
+    Args:
+        embed_dim: E.
+        num_heads: H; must divide ``embed_dim`` (it does not change the answer).
+
+    Returns:
+        the smallest n with ``attention_flops(n, n, E, H) >= projection_flops(n, n, E)``.
+    """
+    _check_heads(embed_dim, num_heads)
+
+    def core_wins(n: int) -> bool:
+        return attention_flops(n, n, embed_dim, num_heads) >= projection_flops(n, n, embed_dim)
+
+    low, high = 1, 1
+    while not core_wins(high):
+        low, high = high, 2 * high
+    while low < high:  # invariant: core_wins(high); the answer lies in [low, high]
+        middle = (low + high) // 2
+        if core_wins(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return high
