@@ -106,7 +106,7 @@ def fit(
         optimizer.step()
         scheduler.step()
         history.steps.append(step)
-        history.loss.append(float(loss))
+        history.loss.append(float(loss.detach()))
         if step % config.eval_every == 0 or step == config.steps:
             run_evaluation(step)
             if history.metrics:
