@@ -131,7 +131,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 class LearnedPositionalEmbedding(nn.Module):
     """One trainable vector per position, as in BERT and GPT-2.
 
-    Initialised from N(0, 0.02^2), as GPT-2 does; it knows nothing about distance until trained,
+    Initialised from N(0, 0.02^2), as in BERT; it knows nothing about distance until trained,
     and it cannot encode a position beyond ``max_len - 1``.
 
     Args:

@@ -9,5 +9,12 @@ whose ``passed`` attribute is True only when every case is right.
 from attnbook.exercises.report import Report
 from attnbook.exercises.lookup import check_soft_lookup
 from attnbook.exercises.attention import check_attention
+from attnbook.exercises.transformer import check_pre_ln_block, check_sinusoidal_encoding
 
-__all__ = ["Report", "check_soft_lookup", "check_attention"]
+__all__ = [
+    "Report",
+    "check_soft_lookup",
+    "check_attention",
+    "check_sinusoidal_encoding",
+    "check_pre_ln_block",
+]

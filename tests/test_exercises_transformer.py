@@ -1,0 +1,157 @@
+"""The chapter 5 checkers accept right answers and name each typical mistake."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attnbook.exercises import check_pre_ln_block, check_sinusoidal_encoding
+
+
+def sinusoidal(length: int, embed_dim: int) -> torch.Tensor:
+    position = torch.arange(length)[:, None].float()
+    frequency = torch.exp(-math.log(10000.0) * torch.arange(0, embed_dim, 2) / embed_dim)
+    table = torch.zeros(length, embed_dim)
+    table[:, 0::2] = torch.sin(position * frequency)
+    table[:, 1::2] = torch.cos(position * frequency)
+    return table
+
+
+def sinusoidal_loops(length: int, embed_dim: int) -> list[list[float]]:
+    """A plain-Python answer, returning nested lists: also right."""
+    return [
+        [
+            math.sin(p / 10000 ** (j / embed_dim)) if j % 2 == 0
+            else math.cos(p / 10000 ** ((j - 1) / embed_dim))
+            for j in range(embed_dim)
+        ]
+        for p in range(length)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer", [sinusoidal, sinusoidal_loops])
+def test_right_sinusoidal_answers_pass(answer) -> None:
+    report = check_sinusoidal_encoding(answer)
+    assert report.passed, str(report)
+
+
+def concatenated_halves(length: int, embed_dim: int) -> torch.Tensor:
+    table = sinusoidal(length, embed_dim)
+    return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
+
+
+def swapped_sin_cos(length: int, embed_dim: int) -> torch.Tensor:
+    table = sinusoidal(length, embed_dim)
+    return table[:, [j + 1 if j % 2 == 0 else j - 1 for j in range(embed_dim)]]
+
+
+def frequency_per_column(length: int, embed_dim: int) -> torch.Tensor:
+    angle = torch.arange(length)[:, None] / 10000 ** (torch.arange(embed_dim) / embed_dim)
+    table = angle.sin()
+    table[:, 1::2] = angle[:, 1::2].cos()
+    return table
+
+
+def exponent_doubled(length: int, embed_dim: int) -> torch.Tensor:
+    angle = torch.arange(length)[:, None] / 10000 ** (2 * torch.arange(0, embed_dim, 2) / embed_dim)
+    table = torch.zeros(length, embed_dim)
+    table[:, 0::2], table[:, 1::2] = angle.sin(), angle.cos()
+    return table
+
+
+def from_position_one(length: int, embed_dim: int) -> torch.Tensor:
+    return sinusoidal(length + 1, embed_dim)[1:]
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        (concatenated_halves, "all the sines first"),
+        (swapped_sin_cos, "sine and cosine are swapped"),
+        (frequency_per_column, "must share one frequency"),
+        (exponent_doubled, "wavelengths grow too fast"),
+        (from_position_one, "your rows start at position 1"),
+        (lambda L, E: sinusoidal(L, E).T, "the table must be (10, 6); got (6, 10)"),
+        (lambda L, E: sinusoidal(L, E).long(), "must be floating point"),
+        (lambda L, E: sinusoidal(L, E) * 1.01, "entry (position"),
+    ],
+)
+def test_sinusoidal_mistakes_are_named(answer, words: str) -> None:
+    report = check_sinusoidal_encoding(answer)
+    assert not report.passed
+    assert words in str(report), str(report)
+
+
+def test_sinusoidal_crash_is_reported_not_raised() -> None:
+    def broken(length, embed_dim):
+        raise ZeroDivisionError("oops")
+
+    report = check_sinusoidal_encoding(broken)
+    assert not report.passed and "raised ZeroDivisionError" in str(report)
+
+
+def attend(block, h):
+    return block.self_attn(h, h, h, need_weights=False)[0]
+
+
+def pre_ln(block, x):
+    x = x + block.dropout1(attend(block, block.norm1(x)))
+    return x + block.dropout2(block.ff(block.norm2(x)))
+
+
+def test_right_pre_ln_answer_passes() -> None:
+    report = check_pre_ln_block(pre_ln)
+    assert report.passed, str(report)
+
+
+def post_ln(block, x):
+    x = block.norm1(x + attend(block, x))
+    return block.norm2(x + block.ff(x))
+
+
+def residual_of_normalised(block, x):
+    h = block.norm1(x)
+    h = h + attend(block, h)
+    h = block.norm2(h)
+    return h + block.ff(h)
+
+
+def no_feed_forward(block, x):
+    return x + attend(block, block.norm1(x))
+
+
+def extra_final_norm(block, x):
+    return block.norm2(pre_ln(block, x))
+
+
+def swapped_norms(block, x):
+    x = x + attend(block, block.norm2(x))
+    return x + block.ff(block.norm1(x))
+
+
+def in_place(block, x):
+    x += attend(block, block.norm1(x))
+    x += block.ff(block.norm2(x))
+    return x
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        (post_ln, "this is post-LN"),
+        (residual_of_normalised, "the residual must carry the un-normalised x"),
+        (no_feed_forward, "the feed-forward sublayer is missing"),
+        (lambda b, x: x + b.ff(b.norm2(x)), "the attention sublayer is missing"),
+        (extra_final_norm, "final layer norm inside the block"),
+        (swapped_norms, "you swapped the norms"),
+        (in_place, "changed x in place"),
+        (lambda b, x: pre_ln(b, x)[:, :1], "return the same shape"),
+        (lambda b, x: pre_ln(b, x) + 0.1, "differs from the pre-LN block by up to 0.1"),
+    ],
+)
+def test_pre_ln_mistakes_are_named(answer, words: str) -> None:
+    report = check_pre_ln_block(answer)
+    assert not report.passed
+    assert words in str(report), str(report)
