@@ -9,12 +9,17 @@ whose ``passed`` attribute is True only when every case is right.
 from attnbook.exercises.report import Report
 from attnbook.exercises.lookup import check_soft_lookup
 from attnbook.exercises.attention import check_attention
+from attnbook.exercises.heads import check_param_count
+from attnbook.exercises.mha import check_merge_heads, check_split_heads
 from attnbook.exercises.transformer import check_pre_ln_block, check_sinusoidal_encoding
 
 __all__ = [
     "Report",
     "check_soft_lookup",
     "check_attention",
+    "check_param_count",
+    "check_split_heads",
+    "check_merge_heads",
     "check_sinusoidal_encoding",
     "check_pre_ln_block",
 ]
