@@ -12,6 +12,11 @@ from attnbook.exercises.attention import check_attention
 from attnbook.exercises.heads import check_param_count
 from attnbook.exercises.mha import check_merge_heads, check_split_heads
 from attnbook.exercises.transformer import check_pre_ln_block, check_sinusoidal_encoding
+from attnbook.exercises.efficient import (
+    check_block_attention,
+    check_linear_attention,
+    check_online_softmax_merge,
+)
 
 __all__ = [
     "Report",
@@ -22,4 +27,7 @@ __all__ = [
     "check_merge_heads",
     "check_sinusoidal_encoding",
     "check_pre_ln_block",
+    "check_online_softmax_merge",
+    "check_block_attention",
+    "check_linear_attention",
 ]

@@ -1,0 +1,49 @@
+"""The toy tasks produce correct targets; ToyModel runs every attention kind."""
+
+import pytest
+import torch
+
+from attnbook.efficient.toy import IGNORE, ToyConfig, ToyModel, offset_copy_batch, retrieval_batch
+
+
+def test_offset_copy_targets_are_the_tokens_offset_positions_back():
+    tokens, targets = offset_copy_batch(4, torch.Generator().manual_seed(0), length=10, offset=3)
+    assert (targets[:, :3] == IGNORE).all()
+    assert torch.equal(targets[:, 3:], tokens[:, :7])
+
+
+def test_offset_must_fit_in_the_sequence():
+    with pytest.raises(ValueError, match="offset must be in"):
+        offset_copy_batch(2, torch.Generator(), length=8, offset=8)
+
+
+def test_retrieval_target_is_the_value_stored_under_the_query_key():
+    keys, values, target = retrieval_batch(50, torch.Generator().manual_seed(1), items=6, num_keys=9, num_values=5)
+    assert keys.shape == values.shape == (50, 7)
+    assert (values[:, -1] == 5).all()  # the query carries the blank value
+    for n in range(50):
+        assert len(set(keys[n, :-1].tolist())) == 6  # distinct keys
+        j = keys[n, :-1].tolist().index(keys[n, -1].item())
+        assert target[n] == values[n, j]
+
+
+@pytest.mark.parametrize("kind", ["full", "local", "linear"])
+def test_model_returns_logits_for_every_position(kind):
+    model = ToyModel(ToyConfig(attention=kind, num_classes=7))
+    tokens, _ = offset_copy_batch(3, torch.Generator().manual_seed(2), length=12)
+    assert model(tokens).shape == (3, 12, 7)
+
+
+def test_local_model_cannot_see_beyond_its_window():
+    torch.manual_seed(0)
+    model = ToyModel(ToyConfig(attention="local", window=2))
+    tokens, _ = offset_copy_batch(1, torch.Generator().manual_seed(3), length=12)
+    changed = tokens.clone()
+    changed[0, 0] = (tokens[0, 0] + 1) % 16
+    same = model(tokens)[0, 3:] - model(changed)[0, 3:]  # position 3+ sees nothing of position 0
+    assert same.abs().max() == 0
+
+
+def test_rejects_an_unknown_attention_kind():
+    with pytest.raises(ValueError, match="attention must be 'full', 'local' or 'linear'"):
+        ToyModel(ToyConfig(attention="sparse"))
