@@ -86,6 +86,7 @@ class MultiHeadAttention(nn.Module):
         attn_mask: Tensor | None = None,
         average_attn_weights: bool = True,
         is_causal: bool = False,
+        head_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
@@ -112,6 +113,10 @@ class MultiHeadAttention(nn.Module):
                 allowed, or float added to the scores.
             average_attn_weights: average the returned weights over heads.
             is_causal: forbid query ``i`` from attending to keys ``j > i``.
+            head_mask: (H,) or (N, H), not in PyTorch: multiplies each head's output before
+                the heads are merged and projected, e.g. 0 to switch a head off (as in
+                Michel et al., 2019). Ones change nothing; zeroing head h is the same as
+                deleting its D columns of ``out_proj``. The returned weights are not masked.
 
         Returns:
             ``(output, weights)``: output (N, L, E); weights (N, L, S) if
@@ -119,6 +124,7 @@ class MultiHeadAttention(nn.Module):
         """
         N, L, S = self._check_inputs(query, key, value)
         H, D = self.num_heads, self.head_dim
+        head_scale = None if head_mask is None else self._head_scale(head_mask, N, query.dtype)
         mask = mha_to_sdpa_mask(
             attn_mask,
             key_padding_mask,
@@ -142,8 +148,24 @@ class MultiHeadAttention(nn.Module):
         else:
             output = fused_attention(q, k, v, mask, dropout_p, is_causal)
 
+        if head_scale is not None:
+            output = output * head_scale  # (N, H, L, D)
         output = output.transpose(1, 2).reshape(N, L, self.embed_dim)  # (N, L, E)
         return self.out_proj(output), weights
+
+    def _head_scale(self, head_mask: Tensor, N: int, dtype: torch.dtype) -> Tensor:
+        """Check ``head_mask`` and shape it to multiply the (N, H, L, D) per-head outputs."""
+        H = self.num_heads
+        if not isinstance(head_mask, Tensor):
+            raise TypeError(f"head_mask must be a torch.Tensor or None; got {type(head_mask).__name__}")
+        if head_mask.shape not in ((H,), (N, H)):
+            raise ValueError(
+                f"head_mask must have shape (H,) = ({H},) or (N, H) = ({N}, {H}); "
+                f"got {tuple(head_mask.shape)}"
+            )
+        if head_mask.dtype.is_complex:
+            raise TypeError(f"head_mask must be bool, integer or floating point; got {head_mask.dtype}")
+        return head_mask.to(dtype).reshape(-1, H, 1, 1)  # (1 or N, H, 1, 1)
 
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[int, int, int]:
         """Raise a named ``ValueError``/``TypeError`` for bad inputs; return N, L, S."""
