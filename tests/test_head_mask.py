@@ -90,3 +90,32 @@ def test_a_mask_that_is_not_a_tensor_is_rejected():
     mha, q, k, v = setup()
     with pytest.raises(TypeError, match="head_mask must be a torch.Tensor"):
         mha(q, k, v, head_mask=[1, 0, 1])
+
+
+def encoder(seed: int = 0):
+    from attnbook.transformer import Encoder
+
+    torch.manual_seed(seed)
+    model = Encoder(2, d_model=E, nhead=H, dim_feedforward=16, dropout=0.0, norm_first=True).eval()
+    return model, torch.randn(N, L, E)
+
+
+def test_encoder_mask_of_ones_changes_nothing():
+    model, x = encoder()
+    torch.testing.assert_close(model(x, head_mask=torch.ones(2, H))[0], model(x)[0])
+
+
+def test_encoder_mask_row_i_switches_off_heads_of_block_i():
+    model, x = encoder()
+    mask = torch.ones(2, N, H)
+    mask[1, :, 2] = 0  # head 2 of the second block, for every example
+    got, _ = model(x, head_mask=mask)
+    with torch.no_grad():
+        model.layers[1].self_attn.out_proj.weight[:, 2 * D:3 * D] = 0
+    torch.testing.assert_close(got, model(x)[0])
+
+
+def test_encoder_rejects_a_mask_without_one_row_per_layer():
+    model, x = encoder()
+    with pytest.raises(ValueError, match=r"head_mask must have shape \(num_layers, H\).*num_layers = 2; got \(3,\)"):
+        model(x, head_mask=torch.ones(H))

@@ -163,11 +163,12 @@ class _Block(nn.Module):
         padding: Tensor | None,
         is_causal: bool,
         need_weights: bool,
+        head_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """The self-attention sublayer without its residual: dropout1(attention(x, x, x))."""
         output, weights = self.self_attn(
             x, x, x, key_padding_mask=padding, need_weights=need_weights, attn_mask=mask,
-            average_attn_weights=False, is_causal=is_causal,
+            average_attn_weights=False, is_causal=is_causal, head_mask=head_mask,
         )  # fmt: skip
         return self.dropout1(output), weights  # (N, L, E), (N, H, L, L) or None
 
@@ -268,6 +269,7 @@ class EncoderBlock(_Block):
         src_key_padding_mask: Tensor | None = None,
         is_causal: bool = False,
         need_weights: bool = False,
+        head_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Run the block.
 
@@ -277,6 +279,8 @@ class EncoderBlock(_Block):
             src_key_padding_mask: (N, L); bool ``True`` marks padding, or float added.
             is_causal: forbid position ``i`` from attending to positions ``j > i``.
             need_weights: also return the self-attention weights of every head.
+            head_mask: (H,) or (N, H), not in PyTorch: scales each self-attention head's
+                output (0 switches it off); see :meth:`MultiHeadAttention.forward`.
 
         Returns:
             ``(output, weights)``: output (N, L, E); weights (N, H, L, L), or ``None`` if not
@@ -288,7 +292,7 @@ class EncoderBlock(_Block):
             N, L, L, "src_mask", "src_key_padding_mask",
             src_mask=src_mask, src_key_padding_mask=src_key_padding_mask,
         )  # fmt: skip
-        attention_args = (src_mask, src_key_padding_mask, is_causal, need_weights)
+        attention_args = (src_mask, src_key_padding_mask, is_causal, need_weights, head_mask)
         x = src
         if self.norm_first:
             attended, weights = self._sa_block(self.norm1(x), *attention_args)
@@ -534,17 +538,30 @@ class Encoder(_Stack):
         src_key_padding_mask: Tensor | None = None,
         is_causal: bool = False,
         need_weights: bool = False,
+        head_mask: Tensor | None = None,
     ) -> tuple[Tensor, list[Tensor] | None]:
         """Run every block; arguments as :meth:`EncoderBlock.forward` (``mask`` = ``src_mask``).
+
+        ``head_mask`` is (num_layers, H) or (num_layers, N, H): row ``i`` goes to block ``i``.
 
         Returns:
             ``(output, weights)``: output (N, L, E); weights a list with one (N, H, L, L)
             tensor per layer (``weights[layer][n, head]``), or ``None`` if not ``need_weights``.
         """
+        if head_mask is not None and (
+            not isinstance(head_mask, Tensor) or head_mask.dim() not in (2, 3)
+            or head_mask.size(0) != len(self.layers)
+        ):
+            shape = tuple(head_mask.shape) if isinstance(head_mask, Tensor) else type(head_mask).__name__
+            raise ValueError(
+                f"head_mask must have shape (num_layers, H) or (num_layers, N, H) with "
+                f"num_layers = {len(self.layers)}; got {shape}"
+            )
         all_weights: list[Tensor] = []
         x = src
-        for layer in self.layers:
-            x, weights = layer(x, mask, src_key_padding_mask, is_causal, need_weights)
+        for i, layer in enumerate(self.layers):
+            layer_mask = None if head_mask is None else head_mask[i]  # (H,) or (N, H)
+            x, weights = layer(x, mask, src_key_padding_mask, is_causal, need_weights, layer_mask)
             if need_weights:
                 all_weights.append(weights)
         if self.norm is not None:
