@@ -7,6 +7,7 @@ whose ``passed`` attribute is True only when every case is right.
 """
 
 from attnbook.exercises.report import Report
+from attnbook.exercises.coref import check_head_entropy, check_head_hits, check_pointer_loss
 from attnbook.exercises.lookup import check_soft_lookup
 from attnbook.exercises.attention import check_attention
 from attnbook.exercises.heads import check_param_count
@@ -20,6 +21,9 @@ from attnbook.exercises.efficient import (
 
 __all__ = [
     "Report",
+    "check_pointer_loss",
+    "check_head_hits",
+    "check_head_entropy",
     "check_soft_lookup",
     "check_attention",
     "check_param_count",
