@@ -74,3 +74,76 @@ def figure_switcher(
     chooser = _control(control, labels, description)
     widgets.jslink((chooser, "index"), (stack, "selected_index"))
     return widgets.VBox([chooser, stack])
+
+
+def figure_explorer(
+    controls: Mapping[str, Sequence[str]],
+    render: Callable[[dict[str, str]], Figure],
+    *,
+    kinds: Mapping[str, Control] | None = None,
+    key: Callable[[dict[str, str]], object] | None = None,
+    dpi: int = 80,
+    max_images: int = 48,
+) -> widgets.VBox:
+    """Several controls (sentence, layer, head, view, ...) and a pre-rendered figure for every
+    combination of their options, switching in the browser without a kernel.
+
+    The figures sit in nested ``Stack``s, one level per control, outermost first; each control's
+    ``index`` is ``jslink``-ed to the ``selected_index`` of every stack at its level. A figure
+    that does not depend on some control (a grid of all heads does not depend on "head") is
+    rendered once when ``key`` says so: choices with equal keys share one image.
+
+    Args:
+        controls: control description -> its option labels, outermost first.
+        render: ``render(choice) -> Figure``, where ``choice`` maps each description to the
+            chosen label.
+        kinds: control description -> ``"dropdown"`` (default), ``"toggle"`` or ``"slider"``.
+        key: ``key(choice)`` -> a hashable; default: every combination gets its own image.
+        dpi: resolution of the PNGs.
+        max_images: refuse to render more distinct images than this (notebook size).
+    """
+    names = list(controls)
+    options = [list(controls[name]) for name in names]
+    if not names or any(not o for o in options):
+        raise ValueError("figure_explorer needs at least one control, each with at least one option")
+    kinds = dict(kinds or {})
+    unknown = set(kinds) - set(names)
+    if unknown:
+        raise ValueError(f"kinds names controls that do not exist: {sorted(unknown)}; controls are {names}")
+    key = key or (lambda choice: tuple(choice.values()))
+    keys = {}
+    for indices in _product(options):
+        choice = {name: options[level][i] for level, (name, i) in enumerate(zip(names, indices))}
+        keys.setdefault(key(choice), choice)
+    if len(keys) > max_images:
+        raise ValueError(f"{len(keys)} distinct images would be rendered, more than max_images = "
+                         f"{max_images}; use fewer options or a key that shares images")
+    images = {k: widgets.Image(value=figure_png(render(choice), dpi=dpi), format="png",
+                               layout=widgets.Layout(max_width="100%")) for k, choice in keys.items()}
+    stacks: list[list[widgets.Stack]] = [[] for _ in names]
+
+    def build(level: int, chosen: tuple[int, ...]) -> widgets.Widget:
+        if level == len(names):
+            choice = {name: options[lv][i] for lv, (name, i) in enumerate(zip(names, chosen))}
+            return images[key(choice)]
+        children = [build(level + 1, chosen + (i,)) for i in range(len(options[level]))]
+        stack = widgets.Stack(children=children, selected_index=0)
+        stacks[level].append(stack)
+        return stack
+
+    root = build(0, ())
+    choosers = []
+    for level, name in enumerate(names):
+        chooser = _control(kinds.get(name, "dropdown"), options[level], name)
+        for stack in stacks[level]:
+            widgets.jslink((chooser, "index"), (stack, "selected_index"))
+        choosers.append(chooser)
+    return widgets.VBox([*choosers, root])
+
+
+def _product(options: list[list[str]]) -> list[tuple[int, ...]]:
+    """Every combination of option indices, the last control varying fastest."""
+    combos: list[tuple[int, ...]] = [()]
+    for opts in options:
+        combos = [c + (i,) for c in combos for i in range(len(opts))]
+    return combos
