@@ -60,6 +60,10 @@ def test_candidates_are_the_name_tokens_and_the_pronoun_follows_them(language):
         assert list(e.candidates) == [i for i, _, _ in people]
         assert [e.tokens[i] for i in e.candidates] == list(e.names)
         assert e.antecedent in e.candidates and max(e.candidates) < e.pronoun
+        first_tokens = {(v if language == "en" else v[0]) for v in LEXICON[language]["verbs"]}
+        assert all(e.tokens[a] in first_tokens for a in e.actions)
+        assert all(c < a for c, a in zip(e.candidates, e.actions))
+        assert len(e.actions) == len(e.candidates)
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

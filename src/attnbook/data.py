@@ -32,7 +32,7 @@ from typing import Literal, NamedTuple
 import torch
 from torch import Tensor
 
-__all__ = ["Example", "CorefTask", "Vocabulary", "Batch", "collate", "SPLITS", "LEXICON"]
+__all__ = ["Example", "CorefTask", "Vocabulary", "Batch", "collate", "batch_maker", "SPLITS", "LEXICON"]
 
 Language = Literal["en", "zh"]
 Task = Literal["cue", "agreement"]
@@ -82,6 +82,7 @@ class Example:
         antecedent: position of the antecedent's name token (the target of the pointer).
         candidates: positions of every person's name token, in order (the antecedent among them).
         names: the name token of each person, in the same order as ``candidates``.
+        actions: position of each person's action (the first token of the verb), same order.
         language: ``"en"`` or ``"zh"``.
     """
 
@@ -91,6 +92,7 @@ class Example:
     candidates: tuple[int, ...]
     names: tuple[str, ...]
     language: str
+    actions: tuple[int, ...] = ()
 
     @property
     def text(self) -> str:
@@ -199,7 +201,7 @@ class CorefTask:
         tokens: list[str] = []
         if rng.random() < filler_p:
             tokens += words(rng.choice(lex["openers"]))
-        candidates, names = [], []
+        candidates, names, actions = [], [], []
         for i, (name, did) in enumerate(people):
             if i > 0:
                 last = i == len(people) - 1
@@ -211,6 +213,7 @@ class CorefTask:
             tokens.append(name)
             if rng.random() < filler_p:
                 tokens += words(rng.choice(lex["adverbs"]))
+            actions.append(len(tokens))
             tokens += words(did)
         tokens.append(lex["stop"])
         tokens += words(rng.choice(lex["later"]))
@@ -220,7 +223,7 @@ class CorefTask:
         antecedent = candidates[[p[0] for p in people].index(
             next(n for n, v in people if v == verb and self._gender(n) == gender))]
         return Example(tuple(tokens), pronoun, antecedent, tuple(candidates), tuple(names),
-                       self.language)
+                       self.language, tuple(actions))
 
     def examples(self, n: int, split: str = "train", seed: int = 0) -> list[Example]:
         """``n`` examples of ``split``, the same for the same ``seed``."""
