@@ -228,8 +228,27 @@ def test_rejects_an_integer_mask():
         chunked_attention(q, k, v, torch.ones(3, 5, dtype=torch.int64))
 
 
-@pytest.mark.parametrize("name, size", [("query_block", 0), ("key_block", -1), ("key_block", 2.5), ("query_block", True)])
+@pytest.mark.parametrize("name, size", [("query_block", 0), ("key_block", -1), ("key_block", 2.5), ("query_block", True),
+                                        ("workers", 0)])
 def test_rejects_a_block_size_that_is_not_a_positive_integer(name, size):
     q, k, v = qkv(3, 5)
     with pytest.raises(ValueError, match=f"{name} must be a positive integer"):
         chunked_attention(q, k, v, **{name: size})
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_parallel_query_blocks_give_the_same_result(causal):
+    q, k, v = qkv(40, 33)
+    mask = torch.rand(40, 33, generator=torch.Generator().manual_seed(8)) > 0.2
+    with torch.no_grad():
+        serial = chunked_attention(q, k, v, mask, is_causal=causal, query_block=6, key_block=7, workers=1)
+        parallel = chunked_attention(q, k, v, mask, is_causal=causal, query_block=6, key_block=7, workers=3)
+    torch.testing.assert_close(parallel, serial, atol=0, rtol=0)
+
+
+def test_parallel_blocks_restore_the_thread_count():
+    before = torch.get_num_threads()
+    q, k, v = qkv(20, 20)
+    with torch.no_grad():
+        chunked_attention(q, k, v, query_block=4, workers=2)
+    assert torch.get_num_threads() == before

@@ -23,6 +23,10 @@ E query/key feature size, Ev value feature size; ``...`` is any number of batch 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
 import torch
 from torch import Tensor
 from torch.utils.checkpoint import checkpoint
@@ -68,9 +72,10 @@ def chunked_attention(
     is_causal: bool = False,
     scale: float | None = None,
     temperature: float = 1.0,
-    query_block: int = 1024,
+    query_block: int = 512,
     key_block: int = 512,
     checkpoint_blocks: bool = True,
+    workers: int | None = None,
 ) -> Tensor:
     """Exact attention computed over blocks of queries and keys, in memory linear in L and S.
 
@@ -83,6 +88,12 @@ def chunked_attention(
     Under autograd, each query block is wrapped in :func:`torch.utils.checkpoint.checkpoint`
     (``use_reentrant=False``) when ``checkpoint_blocks`` is True: backward recomputes the
     block's tiles instead of keeping them all, so training memory stays linear too.
+
+    Query blocks are independent, so without autograd they are computed ``workers`` at a time
+    by Python threads, each running single-threaded PyTorch operations (PyTorch's own thread
+    count is set to 1 meanwhile, then restored). One parallel task per block avoids what
+    multi-threaded *operations* cost here: a synchronisation of all threads in every
+    operation of every tile, which is slow when another program is using a core.
 
     Args:
         query: (..., L, E).
@@ -98,16 +109,19 @@ def chunked_attention(
         query_block: number of queries per block (> 0).
         key_block: number of keys per block (> 0).
         checkpoint_blocks: recompute each query block in backward instead of storing it.
+        workers: query blocks computed in parallel when no gradient is needed; defaults to
+            ``torch.get_num_threads()``. With autograd, blocks run one after the other.
 
     Returns:
         output of shape (..., L, Ev).
 
     Raises:
         TypeError, ValueError: as :func:`attnbook.scaled_dot_product_attention`, and
-            ``ValueError`` for a block size that is not a positive integer.
+            ``ValueError`` for a block size or ``workers`` that is not a positive integer.
     """
     _, scale = _prepare(query, key, value, None, 0.0, False, scale, temperature)
-    for name, size in (("query_block", query_block), ("key_block", key_block)):
+    workers = torch.get_num_threads() if workers is None else workers
+    for name, size in (("query_block", query_block), ("key_block", key_block), ("workers", workers)):
         if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
             raise ValueError(f"{name} must be a positive integer; got {size!r}")
     L, S = query.size(-2), key.size(-2)
@@ -119,14 +133,34 @@ def chunked_attention(
 
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
     output = query.new_empty((*batch, L, value.size(-1)))  # (..., L, Ev), filled block by block
-    for q0 in range(0, L, query_block):
+
+    def run(q0: int) -> None:
         q1 = min(q0 + query_block, L)
         args = (query[..., q0:q1, :], key, value, attn_mask, q0, q1, is_causal, scale, key_block)
         if grad and checkpoint_blocks:
             output[..., q0:q1, :] = checkpoint(_query_block, *args, use_reentrant=False)
         else:
             output[..., q0:q1, :] = _query_block(*args)
+
+    starts = range(0, L, query_block)
+    if grad or workers == 1 or len(starts) == 1:
+        for q0 in starts:
+            run(q0)
+    else:
+        with _single_threaded_operations(), ThreadPoolExecutor(workers) as pool:
+            list(pool.map(run, starts))  # disjoint slices of output: no two threads write the same
     return output
+
+
+@contextmanager
+def _single_threaded_operations() -> Iterator[None]:
+    """Run PyTorch operations on one thread each (threads started inside inherit it)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def _query_block(

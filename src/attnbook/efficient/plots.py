@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from attnbook.timing import loglog_slope
 
-__all__ = ["scaling_plot"]
+__all__ = ["scaling_plot", "tile_map"]
 
 
 def scaling_plot(
@@ -47,9 +47,51 @@ def scaling_plot(
             ax.plot(*zip(*(rest + fitted[:1])), marker="o", linestyle=":", color=line.get_color())
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    ticks = sorted({n for ns, _ in series.values() for n in ns})
+    ax.set_xticks(ticks, labels=[str(int(n)) for n in ticks])
+    ax.xaxis.set_minor_locator(plt.NullLocator())
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
+    return fig
+
+
+def tile_map(L: int, S: int, query_block: int, key_block: int, *, causal: bool = False) -> Figure:
+    """Which (query block, key block) tiles :func:`~attnbook.efficient.chunked_attention` visits.
+
+    Each tile is drawn in one of three colours: computed in full, computed with the causal
+    mask applied inside it (it crosses the diagonal), or skipped (entirely in the future).
+    """
+    import matplotlib.patches as patches
+
+    fig, ax = plt.subplots(figsize=(4.8, 4.8 * L / S + 0.9))
+    colours = {"computed": "#4c72b0", "masked inside": "#dd8452", "skipped": "#eeeeee"}
+    counts = dict.fromkeys(colours, 0)
+    for q0 in range(0, L, query_block):
+        q1 = min(q0 + query_block, L)
+        for k0 in range(0, S, key_block):
+            k1 = min(k0 + key_block, S)
+            if causal and k0 > q1 - 1:
+                kind = "skipped"
+            elif causal and k1 - 1 > q0:
+                kind = "masked inside"
+            else:
+                kind = "computed"
+            counts[kind] += 1
+            ax.add_patch(patches.Rectangle((k0, q0), k1 - k0, q1 - q0, facecolor=colours[kind],
+                                           edgecolor="white", linewidth=2))
+    if causal:
+        ax.plot([0, min(L, S)], [0, min(L, S)], color="black", linewidth=1, linestyle="--")
+    ax.set_xlim(0, S)
+    ax.set_ylim(L, 0)
+    ax.set_aspect("equal")
+    ax.set_xlabel("key position")
+    ax.set_ylabel("query position")
+    ax.set_title(f"Tiles of {query_block} queries × {key_block} keys"
+                 f"{' (causal)' if causal else ''}")
+    handles = [patches.Patch(color=c, label=f"{k}: {counts[k]}") for k, c in colours.items() if counts[k]]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=8,
+              frameon=False)
     return fig

@@ -23,8 +23,8 @@ import torch
 from torch import Tensor, nn
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.efficient.linear import linear_attention
-from attnbook.efficient.local import local_attention
+from attnbook.efficient.linear import linear_attention, linear_attention_weights
+from attnbook.efficient.local import local_mask
 from attnbook.positional import sinusoidal_encoding
 
 __all__ = ["offset_copy_batch", "retrieval_batch", "ToyConfig", "ToyModel", "IGNORE"]
@@ -104,12 +104,40 @@ class ToyModel(nn.Module):
 
     def forward(self, tokens: Tensor, values: Tensor | None = None) -> Tensor:
         """Logits (N, L, C) for tokens (N, L) and, with ``value_vocab``, values (N, L)."""
+        x, q, k, v = self._project(tokens, values)
         c = self.config
+        if c.attention == "full":
+            attended, _ = scaled_dot_product_attention(q, k, v)
+        elif c.attention == "local":
+            # For sequences this short the mask is cheaper than the band (local_attention);
+            # both compute the same function.
+            attended, _ = scaled_dot_product_attention(q, k, v, local_mask(q.size(-2), window=c.window))
+        else:
+            attended = linear_attention(q, k, v)
+        N, L = tokens.shape
+        attended = attended.transpose(1, 2).reshape(N, L, c.embed_dim)  # (N, L, E)
+        return self.readout(x + self.out_proj(attended))  # (N, L, C)
+
+    def attention_weights(self, tokens: Tensor, values: Tensor | None = None) -> Tensor:
+        """The (N, H, L, L) weights the attention layer applies (implied ones for linear)."""
+        _, q, k, _ = self._project(tokens, values)
+        c = self.config
+        if c.attention == "linear":
+            return linear_attention_weights(q, k)
+        mask = local_mask(q.size(-2), window=c.window, device=q.device) if c.attention == "local" else None
+        return scaled_dot_product_attention(q, k, k, mask)[1]
+
+    def _project(self, tokens: Tensor, values: Tensor | None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Embeddings x (N, L, E) and per-head q, k, v (N, H, L, D)."""
+        c = self.config
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens must have shape (N, L); got {tuple(tokens.shape)}")
         N, L = tokens.shape
         x = self.embedding(tokens)  # (N, L, E)
         if self.value_embedding is not None:
             if values is None or values.shape != tokens.shape:
-                raise ValueError(f"values must have the shape of tokens {tuple(tokens.shape)}")
+                got = None if values is None else tuple(values.shape)
+                raise ValueError(f"values must have the shape of tokens {tuple(tokens.shape)}; got {got}")
             x = x + self.value_embedding(values)
         if c.positions:
             x = x + self.position[:L]
@@ -117,11 +145,4 @@ class ToyModel(nn.Module):
         q = self.q_proj(x).view(N, L, H, D).transpose(1, 2)  # (N, H, L, D)
         k = self.k_proj(x).view(N, L, H, D).transpose(1, 2)  # (N, H, L, D)
         v = self.v_proj(x).view(N, L, H, D).transpose(1, 2)  # (N, H, L, D)
-        if c.attention == "full":
-            attended, _ = scaled_dot_product_attention(q, k, v)
-        elif c.attention == "local":
-            attended = local_attention(q, k, v, c.window)
-        else:
-            attended = linear_attention(q, k, v)
-        attended = attended.transpose(1, 2).reshape(N, L, c.embed_dim)  # (N, L, E)
-        return self.readout(x + self.out_proj(attended))  # (N, L, C)
+        return x, q, k, v
