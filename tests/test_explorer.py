@@ -46,7 +46,7 @@ def test_explorer_figure_rejects_an_unknown_view(model):
         explorer_figure(weights, ["Tom", "cried", "he"], 0, 0, "table", p)
 
 
-def test_static_explorer_renders_the_grid_once_per_sentence(model):
+def test_static_explorer_shares_lines_across_heads_and_the_grid_across_layers_and_heads(model):
     sentences = {"a": tokenize_sentence("Tom cried . he was full ."),
                  "b": tokenize_sentence("王芳哭了。她饱得不想动。")}
     explorer = static_explorer(model, VOCAB, sentences)
@@ -55,6 +55,8 @@ def test_static_explorer_renders_the_grid_once_per_sentence(model):
     assert grid_a is root.children[0].children[1].children[1].children[2]
     heat = {id(root.children[s].children[l].children[h].children[0])
             for s in range(2) for l in range(2) for h in range(2)}
+    lines = {id(root.children[0].children[l].children[h].children[1]) for l in range(2) for h in range(2)}
+    assert len(lines) == 2  # one per layer: the line view shows every head
     assert len(heat) == 8 and all(isinstance(root.children[0].children[0].children[0].children[v], widgets.Image) for v in range(3))
 
 

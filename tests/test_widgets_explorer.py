@@ -80,3 +80,22 @@ def test_too_many_images_empty_controls_and_unknown_kinds_are_rejected():
         figure_explorer({"a": []}, render_counting([]))
     with pytest.raises(ValueError, match="kinds names controls that do not exist"):
         figure_explorer(CONTROLS, render_counting([]), kinds={"colour": "toggle"})
+
+
+def test_a_palette_png_is_smaller_and_keeps_the_size_in_pixels():
+    import io
+
+    from PIL import Image
+
+    from attnbook.widgets import figure_png
+
+    def fig():
+        f, ax = plt.subplots(figsize=(3, 2))
+        ax.imshow([[0, 0.3], [0.6, 1.0]], cmap="Blues")
+        ax.set_title("weights")
+        return f
+
+    full, small = figure_png(fig()), figure_png(fig(), colors=32)
+    assert len(small) < len(full)
+    assert Image.open(io.BytesIO(small)).size == Image.open(io.BytesIO(full)).size
+    assert Image.open(io.BytesIO(small)).mode == "P"

@@ -57,24 +57,25 @@ def sentence_weights(model, vocab: Vocabulary, tokens: Sequence[str]) -> tuple[l
 
 def explorer_figure(weights: Sequence[Tensor], tokens: Sequence[str], layer: int, head: int,
                     view: str, query: int | None) -> Figure:
-    """One view of one sentence's attention: a head's heat-map, its lines, or the whole grid."""
+    """One view of one sentence's attention: a head's heat-map, a layer's lines (all heads), or
+    the grid of every layer and head."""
     title = (" " if tokens and not _CJK.search(tokens[0]) else "").join(tokens)
     if view == "heat-map":
         return head_heatmap(weights[layer][head], tokens, query=query,
                             title=f"layer {layer}, head {head}\n{title}")
-    if view == "lines":
-        return attention_lines(weights[layer], tokens, heads=[head], query=query,
-                               title=f"layer {layer}, head {head}")
+    if view == "lines":  # every head of the layer, one colour each, as in bertviz
+        return attention_lines(weights[layer], tokens, query=query, title=f"layer {layer}")
     if view == "grid":
-        return head_grid([w[None] for w in weights], tokens, query=query, title=title, cell=2.0)
+        return head_grid([w[None] for w in weights], tokens, query=query, title=title, cell=1.9)
     raise ValueError(f"view must be one of {VIEWS}; got {view!r}")
 
 
 def static_explorer(model, vocab: Vocabulary, sentences: Mapping[str, Sequence[str]], *,
-                    dpi: int = 70) -> widgets.VBox:
+                    dpi: int = 70, colors: int | None = 64) -> widgets.VBox:
     """Pre-rendered explorer over ``sentences`` (label -> tokens) × layers × heads × views.
 
-    The grid does not depend on the layer or head, so it is rendered once per sentence.
+    The lines do not depend on the head, nor the grid on the layer or head: such images are
+    rendered once and shared.
     """
     computed = {label: sentence_weights(model, vocab, tokens) for label, tokens in sentences.items()}
     config = model.config
@@ -91,9 +92,11 @@ def static_explorer(model, vocab: Vocabulary, sentences: Mapping[str, Sequence[s
     def key(choice: dict[str, str]) -> tuple:
         if choice["view"] == "grid":
             return choice["sentence"], "grid"
+        if choice["view"] == "lines":
+            return choice["sentence"], "lines", choice["layer"]
         return tuple(choice.values())
 
-    return figure_explorer(controls, render, key=key, dpi=dpi,
+    return figure_explorer(controls, render, key=key, dpi=dpi, colors=colors,
                            kinds={"layer": "toggle", "head": "toggle", "view": "toggle"})
 
 

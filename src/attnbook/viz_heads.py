@@ -77,7 +77,7 @@ def head_heatmap(
     if query is not None and not 0 <= query < w.shape[0]:
         raise ValueError(f"query must be a position in [0, {w.shape[0]}); got {query}")
     if ax is None:
-        size = 0.28 * len(tokens) + 1.6
+        size = 0.25 * len(tokens) + 1.6
         fig, ax = plt.subplots(figsize=(size + 0.9, size))
     fig = heatmap(w, list(tokens), list(tokens), title=title, ax=ax, annotate=False)
     if not colorbar:

@@ -20,12 +20,24 @@ from matplotlib.figure import Figure
 Control = Literal["dropdown", "toggle", "slider"]
 
 
-def figure_png(fig: Figure, dpi: int = 80) -> bytes:
-    """Render ``fig`` to PNG bytes at a modest resolution and close it."""
+def figure_png(fig: Figure, dpi: int = 80, colors: int | None = None) -> bytes:
+    """Render ``fig`` to PNG bytes at a modest resolution and close it.
+
+    ``colors`` (e.g. 64) reduces the image to a palette of that many colours: for plots, about a
+    third of the bytes with no visible loss except slight banding in smooth colour bars.
+    """
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
-    return buffer.getvalue()
+    if colors is None:
+        return buffer.getvalue()
+    from PIL import Image
+
+    buffer.seek(0)
+    image = Image.open(buffer).convert("RGB").quantize(colors=colors, method=Image.Quantize.MEDIANCUT)
+    small = io.BytesIO()
+    image.save(small, format="png", optimize=True)
+    return small.getvalue()
 
 
 def image_stack(pngs: Sequence[bytes]) -> widgets.Stack:
@@ -83,6 +95,7 @@ def figure_explorer(
     kinds: Mapping[str, Control] | None = None,
     key: Callable[[dict[str, str]], object] | None = None,
     dpi: int = 80,
+    colors: int | None = None,
     max_images: int = 48,
 ) -> widgets.VBox:
     """Several controls (sentence, layer, head, view, ...) and a pre-rendered figure for every
@@ -100,6 +113,7 @@ def figure_explorer(
         kinds: control description -> ``"dropdown"`` (default), ``"toggle"`` or ``"slider"``.
         key: ``key(choice)`` -> a hashable; default: every combination gets its own image.
         dpi: resolution of the PNGs.
+        colors: reduce each PNG to a palette of this many colours (see :func:`figure_png`).
         max_images: refuse to render more distinct images than this (notebook size).
     """
     names = list(controls)
@@ -118,7 +132,7 @@ def figure_explorer(
     if len(keys) > max_images:
         raise ValueError(f"{len(keys)} distinct images would be rendered, more than max_images = "
                          f"{max_images}; use fewer options or a key that shares images")
-    images = {k: widgets.Image(value=figure_png(render(choice), dpi=dpi), format="png",
+    images = {k: widgets.Image(value=figure_png(render(choice), dpi=dpi, colors=colors), format="png",
                                layout=widgets.Layout(max_width="100%")) for k, choice in keys.items()}
     stacks: list[list[widgets.Stack]] = [[] for _ in names]
 
