@@ -42,7 +42,7 @@ check-system:
 	@fc-list | grep -qi -e "wenquanyi" -e "noto sans cjk" -e "source han sans" || { echo "error: no CJK font: sudo apt-get install fonts-wqy-microhei"; exit 1; }
 
 unit: setup
-	$(BIN)/pytest tests --ignore=tests/site -q
+	$(BIN)/pytest tests --ignore=tests/site -q -p no:cacheprovider
 
 nbval: setup
 	$(BIN)/pytest --nbval book --nbval-sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider
