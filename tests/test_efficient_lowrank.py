@@ -42,10 +42,10 @@ def test_pooling_rows_average_contiguous_segments():
     assert torch.equal((P > 0).int().argmax(dim=0), torch.tensor([0, 0, 0, 1, 1, 2, 2]))
 
 
-def test_random_projection_has_variance_one_over_rank():
+def test_random_projection_has_variance_one_over_length():
     P = random_projection(4000, 50, generator=torch.Generator().manual_seed(0))
     assert P.shape == (50, 4000)
-    assert abs(P.var().item() * 50 - 1) < 0.02
+    assert abs(P.var().item() * 4000 - 1) < 0.02
 
 
 def test_value_projection_defaults_to_the_key_projection():

@@ -40,9 +40,14 @@ def _check_sizes(S: int, rank: int) -> None:
 def random_projection(
     S: int, rank: int, *, generator: torch.Generator | None = None, dtype: torch.dtype = torch.float32
 ) -> Tensor:
-    """A Gaussian (R, S) projection with entries N(0, 1/R), the kind Linformer's analysis uses."""
+    """A Gaussian (R, S) projection with entries N(0, 1/S).
+
+    Linformer's analysis uses Gaussian projections (a Johnson-Lindenstrauss argument). The
+    variance 1/S makes each projected key a random mixture of all keys with the typical size of
+    one key, so that the scores keep their scale.
+    """
     _check_sizes(S, rank)
-    return torch.randn(rank, S, generator=generator, dtype=dtype) / math.sqrt(rank)
+    return torch.randn(rank, S, generator=generator, dtype=dtype) / math.sqrt(S)
 
 
 def pooling_projection(S: int, rank: int, *, dtype: torch.dtype = torch.float32) -> Tensor:
