@@ -144,7 +144,10 @@ def peak_memory_during(fn: Callable[[], Any], *, idle: int | None = None) -> Mem
     """Run ``fn()`` once in this process and report the resident memory it added at its peak.
 
     Good for quick looks inside a notebook; for numbers to publish, use
-    :func:`measure_in_subprocess`, which avoids memory left over from earlier work.
+    :func:`measure_in_subprocess`, which avoids memory left over from earlier work. Side
+    effect: it fixes glibc's mmap threshold for the rest of the process (see
+    :func:`fix_mmap_threshold`), so later large allocations always come fresh from the
+    operating system, which makes them slightly slower.
 
     Args:
         fn: the work; its result is dropped only after the peak is read.
