@@ -3,7 +3,7 @@
 #   make test   run every test: unit tests, notebooks (nbval), strict build, site in Chromium
 # Others:
 #   make notebooks   re-execute every notebook in a fresh kernel and store outputs + widget state
-#   make bench       benchmarks (not tests): attnbook vs PyTorch timings
+#   make bench       benchmarks (not tests): attnbook vs PyTorch, efficient attention sweeps
 #   make lab         open the chapters in JupyterLab
 
 PYTHON ?= python3.11
@@ -56,8 +56,10 @@ test: check-system unit nbval site-test
 notebooks: setup
 	$(BIN)/python scripts/execute_notebooks.py
 
+# bench_efficient takes ~20 min and briefly needs ~16.5 GiB (naive attention at n=16384).
 bench: setup
 	$(BIN)/python benchmarks/bench_mha.py
+	$(BIN)/python benchmarks/bench_efficient.py
 
 lab: setup
 	$(BIN)/jupyter lab book/
