@@ -21,6 +21,23 @@ def _as_2d(weights: torch.Tensor, name: str) -> torch.Tensor:
     return weights
 
 
+def _matrix_axes(ax: Axes | None, L: int, S: int, x_labels: Sequence[str] | None,
+                 y_labels: Sequence[str] | None) -> tuple[Figure, Axes]:
+    """Check the labels of an (L, S) matrix plot and return its figure and labelled axes."""
+    if x_labels is not None and len(x_labels) != S:
+        raise ValueError(f"x_labels has {len(x_labels)} labels for {S} key positions")
+    if y_labels is not None and len(y_labels) != L:
+        raise ValueError(f"y_labels has {len(y_labels)} labels for {L} query positions")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(0.55 * S + 1.8, 0.45 * L + 1.4))
+    else:
+        fig = ax.figure
+    ax.set_xticks(range(S), labels=list(x_labels) if x_labels is not None else range(S))
+    ax.set_yticks(range(L), labels=list(y_labels) if y_labels is not None else range(L))
+    ax.tick_params(axis="x", labelrotation=0 if S <= 12 else 90)
+    return fig, ax
+
+
 def heatmap(
     weights: torch.Tensor,
     x_labels: Sequence[str] | None = None,
@@ -43,18 +60,8 @@ def heatmap(
     """
     w = _as_2d(weights, "weights")
     L, S = w.shape
-    if x_labels is not None and len(x_labels) != S:
-        raise ValueError(f"x_labels has {len(x_labels)} labels for {S} key positions")
-    if y_labels is not None and len(y_labels) != L:
-        raise ValueError(f"y_labels has {len(y_labels)} labels for {L} query positions")
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(0.55 * S + 1.8, 0.45 * L + 1.4))
-    else:
-        fig = ax.figure
+    fig, ax = _matrix_axes(ax, L, S, x_labels, y_labels)
     image = ax.imshow(w.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(S), labels=list(x_labels) if x_labels is not None else range(S))
-    ax.set_yticks(range(L), labels=list(y_labels) if y_labels is not None else range(L))
-    ax.tick_params(axis="x", labelrotation=0 if S <= 12 else 90)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -157,18 +164,8 @@ def mask_image(
     if m.dtype != torch.bool or m.dim() != 2:
         raise ValueError(f"mask must be a 2-D bool (L, S) tensor; got {m.dtype} of shape {tuple(m.shape)}")
     L, S = m.shape
-    if x_labels is not None and len(x_labels) != S:
-        raise ValueError(f"x_labels has {len(x_labels)} labels for {S} key positions")
-    if y_labels is not None and len(y_labels) != L:
-        raise ValueError(f"y_labels has {len(y_labels)} labels for {L} query positions")
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(0.55 * S + 1.8, 0.45 * L + 1.4))
-    else:
-        fig = ax.figure
+    fig, ax = _matrix_axes(ax, L, S, x_labels, y_labels)
     ax.imshow(m.float().numpy(), cmap="Greens", vmin=-0.25, vmax=1.25, aspect="auto")
-    ax.set_xticks(range(S), labels=list(x_labels) if x_labels is not None else range(S))
-    ax.set_yticks(range(L), labels=list(y_labels) if y_labels is not None else range(L))
-    ax.tick_params(axis="x", labelrotation=0 if S <= 12 else 90)
     if L * S <= 400:
         for i in range(L):
             for j in range(S):
