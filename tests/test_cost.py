@@ -6,12 +6,12 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
-from torch.utils.flop_counter import FlopCounterMode
 
 from attnbook import MultiHeadAttention, scaled_dot_product_attention
 from attnbook.cost import (
     attention_flops,
     attention_weights_bytes,
+    counted_flops,
     crossover_length,
     projection_flops,
 )
@@ -22,10 +22,10 @@ def matmul_flops(*shapes: tuple[int, int, int]) -> int:
     return sum(2 * m * k * n for m, k, n in shapes)
 
 
-def counted_flops(fn) -> int:
-    with FlopCounterMode(display=False) as counter:
-        fn()
-    return counter.get_total_flops()
+def test_counted_flops_count_a_matrix_product_as_2mkn_and_nothing_else():
+    a, b = torch.randn(3, 4), torch.randn(4, 5)
+    assert counted_flops(lambda: a @ b) == 2 * 3 * 4 * 5
+    assert counted_flops(lambda: (a.exp() + 1).softmax(-1)) == 0
 
 
 def test_attention_flops_equal_the_two_products_of_every_head():

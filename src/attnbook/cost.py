@@ -22,9 +22,13 @@ H heads, D = E / H head size.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 __all__ = [
+    "counted_flops",
     "attention_flops",
     "projection_flops",
     "attention_weights_bytes",
@@ -156,3 +160,16 @@ def crossover_length(embed_dim: int, num_heads: int = 1) -> int:
         else:
             low = middle + 1
     return high
+
+
+def counted_flops(fn: Callable[[], object]) -> int:
+    """The FLOPs of the matrix products that ``fn()`` runs, counted by PyTorch as they happen.
+
+    Unlike a clock, the count is the same on every machine, so a notebook can assert on it.
+    It sees only operations run in the calling thread (run multi-threaded code with one worker)
+    and only those that :class:`~torch.utils.flop_counter.FlopCounterMode` knows: PyTorch's
+    fused CPU kernel for ``scaled_dot_product_attention``, for example, counts as 0.
+    """
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops()
