@@ -57,6 +57,21 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """Skip the site tests, with the reason, when no site is built — unless it is required.
+
+    A plain ``pytest`` on a fresh clone then passes; ``make site-test`` (and so ``make test``
+    and CI) builds the site first and sets ATTNBOOK_REQUIRE_SITE=1, so a missing site fails.
+    """
+    if (SITE / "index.html").exists() or os.environ.get("ATTNBOOK_REQUIRE_SITE") == "1":
+        return
+    skip = pytest.mark.skip(reason=f"no built site at {SITE}: run `make site-test` (or build it "
+                                   "with jupyter-book build . -W -n --keep-going)")
+    for item in items:
+        if "tests/site/" in item.nodeid or item.nodeid.startswith("site/"):
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def site_url() -> str:
     if not (SITE / "index.html").exists():
