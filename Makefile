@@ -3,16 +3,27 @@
 #   make test   run every test: unit tests, notebooks (nbval), strict build, site in Chromium
 # Others:
 #   make notebooks   re-execute every notebook in a fresh kernel and store outputs + widget state
+#   make checkpoints retrain the committed models that chapters 7-8 study (rarely; see README)
 #   make bench       benchmarks (not tests): attnbook vs PyTorch, efficient attention sweeps
 #   make lab         open the chapters in JupyterLab
+#   make test-torch-latest   unit tests and notebooks under the newest PyTorch (a second venv)
 
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 SITE   := _build/html
+NBVAL  := pytest --nbval book --nbval-sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider
+# Another processor's arithmetic on this one: PyTorch's generic kernels, oneDNN and MKL held to
+# AVX2. Trained weights and last bits then differ from the default kernels', as on another CPU.
+OTHER_CPU := ATEN_CPU_CAPABILITY=default ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
+CPU_KERNELS = $(BIN)/python -c "import torch; print('PyTorch', torch.__version__, 'with CPU kernels', torch.backends.cpu.get_cpu_capability())"
+# The newest PyTorch release, tested in a venv of its own (make test-torch-latest).
+TORCH_LATEST ?= 2.15.0
+VENV_LATEST  := .venv-torch-latest
 
-.PHONY: setup book test unit nbval site-test notebooks bench lab clean check-system
+.PHONY: setup book test unit nbval nbval-other-cpu site-test notebooks checkpoints bench lab clean \
+	check-system test-torch-latest
 
 setup: $(VENV)/.installed node_modules/.installed _vendor/.installed
 
@@ -45,16 +56,39 @@ unit: setup
 	$(BIN)/pytest tests --ignore=tests/site -q -p no:cacheprovider
 
 nbval: setup
-	$(BIN)/pytest --nbval book --nbval-sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider
+	@$(CPU_KERNELS)
+	$(BIN)/$(NBVAL)
+
+# The same notebooks again, computed with other CPU kernels: a stored output that depends on
+# the kernels (anything trained, summation order) fails here even if it passes above.
+nbval-other-cpu: setup
+	@$(OTHER_CPU) $(CPU_KERNELS)
+	$(OTHER_CPU) $(BIN)/$(NBVAL)
 
 site-test: setup check-system
 	$(JB)
-	$(BIN)/pytest tests/site -q -p no:cacheprovider
+	ATTNBOOK_REQUIRE_SITE=1 $(BIN)/pytest tests/site -q -p no:cacheprovider
 
-test: check-system unit nbval site-test
+test: check-system unit nbval nbval-other-cpu site-test
 
 notebooks: setup
 	$(BIN)/python scripts/execute_notebooks.py
+
+checkpoints: setup
+	$(BIN)/python scripts/make_checkpoints.py
+
+$(VENV_LATEST)/.installed: requirements.txt pyproject.toml
+	test -d $(VENV_LATEST) || $(PYTHON) -m venv $(VENV_LATEST)
+	$(VENV_LATEST)/bin/python -m pip install --quiet --upgrade pip
+	sed '/^torch==/d' requirements.txt > $(VENV_LATEST)/requirements.txt
+	PIP_CONSTRAINT=/dev/null $(VENV_LATEST)/bin/python -m pip install --quiet \
+		-r $(VENV_LATEST)/requirements.txt torch==$(TORCH_LATEST)
+	touch $@
+
+test-torch-latest: $(VENV_LATEST)/.installed
+	@$(VENV_LATEST)/bin/python -c "import torch; print('PyTorch', torch.__version__)"
+	$(VENV_LATEST)/bin/pytest tests --ignore=tests/site -q -p no:cacheprovider
+	$(VENV_LATEST)/bin/$(NBVAL)
 
 # bench_efficient takes ~20 min and briefly needs ~16.5 GiB (naive attention at n=16384).
 bench: setup
