@@ -22,8 +22,8 @@ CPU_KERNELS = $(BIN)/python -c "import torch; print('PyTorch', torch.__version__
 TORCH_LATEST ?= 2.15.0
 VENV_LATEST  := .venv-torch-latest
 
-.PHONY: setup book test unit nbval nbval-other-cpu site-test notebooks checkpoints bench lab clean \
-	check-system test-torch-latest
+.PHONY: setup book test lint unit nbval nbval-other-cpu site-test notebooks checkpoints bench lab \
+	clean check-system test-torch-latest
 
 setup: $(VENV)/.installed node_modules/.installed _vendor/.installed
 
@@ -52,6 +52,12 @@ check-system:
 	@test -x /usr/bin/chromium || { echo "error: the site test needs Debian's chromium: sudo apt-get install chromium"; exit 1; }
 	@fc-list | grep -qi -e "wenquanyi" -e "noto sans cjk" -e "source han sans" || { echo "error: no CJK font: sudo apt-get install fonts-wqy-microhei"; exit 1; }
 
+# Ruff (pinned in requirements.txt, configured in pyproject.toml): lint everything, notebooks
+# included; the Python files must also be formatted as `ruff format` leaves them.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check src tests scripts benchmarks book/_ext
+
 unit: setup
 	$(BIN)/pytest tests --ignore=tests/site -q -p no:cacheprovider
 
@@ -69,7 +75,7 @@ site-test: setup check-system
 	$(JB)
 	ATTNBOOK_REQUIRE_SITE=1 $(BIN)/pytest tests/site -q -p no:cacheprovider
 
-test: check-system unit nbval nbval-other-cpu site-test
+test: check-system lint unit nbval nbval-other-cpu site-test
 
 notebooks: setup
 	$(BIN)/python scripts/execute_notebooks.py

@@ -1,9 +1,9 @@
 """Measure what attention costs, and what the efficient variants save (chapters 9 and 10).
 
 Every memory number is the peak resident memory a single forward (or training step) adds, each
-configuration in a fresh Python process (:func:`attnbook.memory.measure_in_subprocess`). Every
+configuration in a fresh Python process (:func:`attnbook.measure.memory.measure_in_subprocess`). Every
 time is a median of interleaved repeats within this one process
-(:func:`attnbook.timing.interleaved_times`), so ratios are meaningful only within one run.
+(:func:`attnbook.measure.timing.interleaved_times`), so ratios are meaningful only within one run.
 
 Sections (all by default):
 
@@ -53,8 +53,8 @@ from attnbook.efficient import (
     lowrank_attention,
     pooling_projection,
 )
-from attnbook.memory import measure_in_subprocess
-from attnbook.timing import interleaved_times, loglog_slope
+from attnbook.measure.memory import measure_in_subprocess
+from attnbook.measure.timing import interleaved_times, loglog_slope
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -85,13 +85,15 @@ def _method(name: str, n: int) -> Callable:
     if name == "linear":
         return lambda q, k, v: linear_attention(q, k, v)
     if name == "linear_causal":
-        return lambda q, k, v: linear_attention(q, k, v, causal=True)
+        return lambda q, k, v: linear_attention(q, k, v, is_causal=True)
     if name == "chunked_no_checkpoint":
         return lambda q, k, v: chunked_attention(q, k, v, checkpoint_blocks=False)
     raise ValueError(f"unknown method {name!r}")
 
 
-def setup_attention(method: str, n: int, grad: bool = False, threads: int = 2) -> Callable[[], object]:
+def setup_attention(
+    method: str, n: int, grad: bool = False, threads: int = 2
+) -> Callable[[], object]:
     """Inputs for one configuration, and the work to measure (a forward, or forward + backward)."""
     torch.set_num_threads(threads)
     # Run the method once on a tiny input first: the first call of an operation pages in library
@@ -104,7 +106,9 @@ def setup_attention(method: str, n: int, grad: bool = False, threads: int = 2) -
         out.sum().backward()
     del tiny, out
     generator = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(1, HEADS, n, D, generator=generator, requires_grad=grad) for _ in range(3))
+    q, k, v = (
+        torch.randn(1, HEADS, n, D, generator=generator, requires_grad=grad) for _ in range(3)
+    )
     fn = _method(method, n)
 
     def forward() -> None:
@@ -123,7 +127,7 @@ CKPT = dict(layers=6, batch=8, length=512, d_model=256, nhead=4, dim_feedforward
 
 
 def _stack(checkpointed: bool) -> torch.nn.Module:
-    from attnbook.transformer import EncoderBlock
+    from attnbook.blocks import EncoderBlock
 
     torch.manual_seed(0)
     blocks = [
@@ -144,7 +148,9 @@ def setup_checkpoint(checkpointed: bool, threads: int = 2) -> Callable[[], objec
     stack = _stack(checkpointed)
     _train_step(stack, torch.randn(1, 16, CKPT["d_model"]))  # warm-up: page in code, start threads
     stack.zero_grad(set_to_none=False)  # the gradients exist in both cases; do not count them
-    x = torch.randn(CKPT["batch"], CKPT["length"], CKPT["d_model"], generator=torch.Generator().manual_seed(0))
+    x = torch.randn(
+        CKPT["batch"], CKPT["length"], CKPT["d_model"], generator=torch.Generator().manual_seed(0)
+    )
     return lambda: _train_step(stack, x)
 
 
@@ -162,21 +168,37 @@ class Recorder:
         self.rows: list[dict] = []
 
     def add(self, section: str, method: str, n: int, metric: str, value: float) -> None:
-        row = dict(section=section, method=method, n=n, metric=metric, value=value, load=round(loadavg(), 2))
+        row = dict(
+            section=section,
+            method=method,
+            n=n,
+            metric=metric,
+            value=value,
+            load=round(loadavg(), 2),
+        )
         self.rows.append(row)
-        print(f"  {section:10} {method:22} n={n:<6} {metric:10} {value:12.4f}  (load {row['load']})", flush=True)
+        print(
+            f"  {section:10} {method:22} n={n:<6} {metric:10} {value:12.4f}  (load {row['load']})",
+            flush=True,
+        )
 
     def get(self, section: str, metric: str, method: str) -> tuple[list[int], list[float]]:
-        pairs = sorted((r["n"], r["value"]) for r in self.rows
-                       if (r["section"], r["metric"], r["method"]) == (section, metric, method))
+        pairs = sorted(
+            (r["n"], r["value"])
+            for r in self.rows
+            if (r["section"], r["metric"], r["method"]) == (section, metric, method)
+        )
         return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
-def memory_sweep(rec: Recorder, section: str, methods: dict[str, list[int]], grad: bool, threads: int) -> None:
+def memory_sweep(
+    rec: Recorder, section: str, methods: dict[str, list[int]], grad: bool, threads: int
+) -> None:
     for method, ns in methods.items():
         for n in ns:
-            report = measure_in_subprocess(f"{THIS}:setup_attention",
-                                           dict(method=method, n=n, grad=grad, threads=threads))
+            report = measure_in_subprocess(
+                f"{THIS}:setup_attention", dict(method=method, n=n, grad=grad, threads=threads)
+            )
             rec.add(section, method, n, "peak_mib", report.increase_mib)
 
 
@@ -201,28 +223,49 @@ def target_check(rec: Recorder, n: int, repeats: int, threads: int) -> dict:
     torch.set_num_threads(previous)
     ratios = [c / s for c, s in zip(times["chunked"], times["torch_sdpa"])]
     chunked_s, sdpa_s = statistics.median(times["chunked"]), statistics.median(times["torch_sdpa"])
-    result = dict(n=n, threads=threads, repeats=repeats, chunked_s=chunked_s, sdpa_s=sdpa_s,
-                  time_ratio=chunked_s / sdpa_s,
-                  # best of the repeats: the least disturbed run of each (timeit's advice)
-                  time_ratio_best=min(times["chunked"]) / min(times["torch_sdpa"]),
-                  time_ratio_per_repeat=[round(r, 3) for r in ratios],
-                  load=round(loadavg(), 2))
+    result = dict(
+        n=n,
+        threads=threads,
+        repeats=repeats,
+        chunked_s=chunked_s,
+        sdpa_s=sdpa_s,
+        time_ratio=chunked_s / sdpa_s,
+        # best of the repeats: the least disturbed run of each (timeit's advice)
+        time_ratio_best=min(times["chunked"]) / min(times["torch_sdpa"]),
+        time_ratio_per_repeat=[round(r, 3) for r in ratios],
+        load=round(loadavg(), 2),
+    )
     naive_mem = dict(zip(*rec.get("core", "peak_mib", "naive")))
     if n in naive_mem:
         # chunked memory with this many threads (= parallel query blocks, one tile each)
-        chunked_mib = measure_in_subprocess(f"{THIS}:setup_attention",
-                                            dict(method="chunked", n=n, threads=threads)).increase_mib
-        result.update(naive_mib=naive_mem[n], chunked_mib=chunked_mib, memory_ratio=chunked_mib / naive_mem[n])
-    rec.add("target", f"chunked/torch_sdpa, {threads} thread(s)", n, "time_ratio", result["time_ratio"])
+        chunked_mib = measure_in_subprocess(
+            f"{THIS}:setup_attention", dict(method="chunked", n=n, threads=threads)
+        ).increase_mib
+        result.update(
+            naive_mib=naive_mem[n], chunked_mib=chunked_mib, memory_ratio=chunked_mib / naive_mem[n]
+        )
+    rec.add(
+        "target", f"chunked/torch_sdpa, {threads} thread(s)", n, "time_ratio", result["time_ratio"]
+    )
     return result
 
 
 def checkpoint_section(rec: Recorder, repeats: int, threads: int) -> None:
     for checkpointed in (False, True):
-        report = measure_in_subprocess(f"{THIS}:setup_checkpoint", dict(checkpointed=checkpointed, threads=threads))
-        rec.add("checkpoint", "checkpointed" if checkpointed else "plain", CKPT["length"], "peak_mib",
-                report.increase_mib)
-    fns = {"plain": setup_checkpoint(False, threads), "checkpointed": setup_checkpoint(True, threads)}
+        report = measure_in_subprocess(
+            f"{THIS}:setup_checkpoint", dict(checkpointed=checkpointed, threads=threads)
+        )
+        rec.add(
+            "checkpoint",
+            "checkpointed" if checkpointed else "plain",
+            CKPT["length"],
+            "peak_mib",
+            report.increase_mib,
+        )
+    fns = {
+        "plain": setup_checkpoint(False, threads),
+        "checkpointed": setup_checkpoint(True, threads),
+    }
     times = interleaved_times(fns, repeats=repeats, warmup=1)
     for name, ts in times.items():
         rec.add("checkpoint", name, CKPT["length"], "time_s", statistics.median(ts))
@@ -237,8 +280,8 @@ def draw(rec: Recorder, machine: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from attnbook.efficient.plots import scaling_plot
-    from attnbook.fonts import setup_plotting
+    from attnbook.viz.efficient import scaling_plot
+    from attnbook.viz.fonts import setup_plotting
 
     setup_plotting()
     FIGURES.mkdir(parents=True, exist_ok=True)
@@ -246,22 +289,33 @@ def draw(rec: Recorder, machine: dict) -> None:
     where = f"{machine['cpu_model']}, {threads} thread{'s' if threads > 1 else ''}, torch {machine['torch']}"
     groups = {
         "core": (["naive", "chunked", "torch_sdpa"], "forward, 8 head-batches, d = 64"),
-        "train": (["naive", "chunked", "chunked_no_checkpoint", "torch_sdpa"], "forward + backward, 8 head-batches, d = 64"),
-        "approx": (["local_mask", "local_band", "lowrank", "linear", "linear_causal", "chunked"],
-                   f"forward, 8 head-batches, d = 64, window {WINDOW}, rank {RANK}"),
+        "train": (
+            ["naive", "chunked", "chunked_no_checkpoint", "torch_sdpa"],
+            "forward + backward, 8 head-batches, d = 64",
+        ),
+        "approx": (
+            ["local_mask", "local_band", "lowrank", "linear", "linear_causal", "chunked"],
+            f"forward, 8 head-batches, d = 64, window {WINDOW}, rank {RANK}",
+        ),
     }
     for section, (methods, what) in groups.items():
-        for metric, ylabel, name in (("time_s", "median time per call (s)", "time"),
-                                     ("peak_mib", "peak memory added (MiB)", "memory")):
+        for metric, ylabel, name in (
+            ("time_s", "median time per call (s)", "time"),
+            ("peak_mib", "peak memory added (MiB)", "memory"),
+        ):
             series = {}
             for m in methods:
-                ns, ys = rec.get(section if not (section == "approx" and m == "chunked") else "core", metric, m)
+                ns, ys = rec.get(
+                    section if not (section == "approx" and m == "chunked") else "core", metric, m
+                )
                 ys_pos = [(a, b) for a, b in zip(ns, ys) if b > 0]
                 if ys_pos:
                     series[m] = tuple(zip(*ys_pos))
             if not series:
                 continue
-            fig = scaling_plot(series, title=f"{name.capitalize()}: {what}", ylabel=ylabel, fit_from=1024)
+            fig = scaling_plot(
+                series, title=f"{name.capitalize()}: {what}", ylabel=ylabel, fit_from=1024
+            )
             fig.text(0.01, 0.005, where, fontsize=7, color="gray")
             fig.savefig(FIGURES / f"{section}_{name}.png", dpi=80, bbox_inches="tight")
             plt.close(fig)
@@ -275,17 +329,26 @@ def main() -> None:
     parser.add_argument("--sections", default="core,train,approx,checkpoint")
     parser.add_argument("--max-n", type=int, default=16384)
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats per configuration")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads for the sweeps (1: steadiest on a shared machine); the "
-                             "target is measured with 1 thread and with all cores")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads for the sweeps (1: steadiest on a shared machine); the "
+        "target is measured with 1 thread and with all cores",
+    )
     parser.add_argument("--skip-time", action="store_true", help="memory only")
-    parser.add_argument("--redraw", action="store_true",
-                        help="measure nothing: redraw the figures from book/figures/efficient/results.csv")
+    parser.add_argument(
+        "--redraw",
+        action="store_true",
+        help="measure nothing: redraw the figures from book/figures/efficient/results.csv",
+    )
     args = parser.parse_args()
     if args.redraw:
         rec = Recorder()
         with open(FIGURES / "results.csv") as f:
-            rec.rows = [{**r, "n": int(r["n"]), "value": float(r["value"])} for r in csv.DictReader(f)]
+            rec.rows = [
+                {**r, "n": int(r["n"]), "value": float(r["value"])} for r in csv.DictReader(f)
+            ]
         draw(rec, json.loads((FIGURES / "machine.json").read_text()))
         return
     sections = set(args.sections.split(","))
@@ -313,15 +376,27 @@ def main() -> None:
         memory_sweep(rec, "core", core, grad=False, threads=args.threads)
         if not args.skip_time:
             time_sweep(rec, "core", core, args.repeats)
-            summary["targets"] = [target_check(rec, ns[-1], max(args.repeats, 7), threads)
-                                  for threads in sorted({1, os.cpu_count() or 1})]
+            summary["targets"] = [
+                target_check(rec, ns[-1], max(args.repeats, 7), threads)
+                for threads in sorted({1, os.cpu_count() or 1})
+            ]
     if "train" in sections:
         small = [n for n in ns if 512 <= n <= 4096]
-        memory_sweep(rec, "train", {m: small for m in ("naive", "chunked", "chunked_no_checkpoint", "torch_sdpa")},
-                     grad=True, threads=args.threads)
+        memory_sweep(
+            rec,
+            "train",
+            {m: small for m in ("naive", "chunked", "chunked_no_checkpoint", "torch_sdpa")},
+            grad=True,
+            threads=args.threads,
+        )
     if "approx" in sections:
-        approx = {"local_mask": [n for n in ns if n <= 8192], "local_band": ns, "lowrank": ns,
-                  "linear": ns, "linear_causal": ns}
+        approx = {
+            "local_mask": [n for n in ns if n <= 8192],
+            "local_band": ns,
+            "lowrank": ns,
+            "linear": ns,
+            "linear_causal": ns,
+        }
         memory_sweep(rec, "approx", approx, grad=False, threads=args.threads)
         if not args.skip_time:
             time_sweep(rec, "approx", approx, args.repeats)
@@ -355,12 +430,14 @@ def main() -> None:
     print(json.dumps(summary, indent=1))
     for target in summary.get("targets", []):
         if "memory_ratio" in target:
-            print(f"\nAt n = {target['n']}, {target['threads']} thread(s): chunked memory / naive = "
-                  f"{target['memory_ratio']:.4f} (target <= {MEMORY_TARGET:.2f}: "
-                  f"{'met' if target['memory_ratio'] <= MEMORY_TARGET else 'MISSED'}); chunked time / SDPA = "
-                  f"{target['time_ratio']:.2f} (target <= {TIME_TARGET:.1f}: "
-                  f"{'met' if target['time_ratio'] <= TIME_TARGET else 'MISSED'}; best-of-repeats ratio "
-                  f"{target['time_ratio_best']:.2f}); load average {target['load']}")
+            print(
+                f"\nAt n = {target['n']}, {target['threads']} thread(s): chunked memory / naive = "
+                f"{target['memory_ratio']:.4f} (target <= {MEMORY_TARGET:.2f}: "
+                f"{'met' if target['memory_ratio'] <= MEMORY_TARGET else 'MISSED'}); chunked time / SDPA = "
+                f"{target['time_ratio']:.2f} (target <= {TIME_TARGET:.1f}: "
+                f"{'met' if target['time_ratio'] <= TIME_TARGET else 'MISSED'}; best-of-repeats ratio "
+                f"{target['time_ratio_best']:.2f}); load average {target['load']}"
+            )
 
 
 def _cpu_model() -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from attnbook import MultiHeadAttention
+from attnbook.interop import from_torch
 
 N, L, E, H = 8, 512, 512, 8
 TARGETS = {False: 0.90, True: 1.05}  # need_weights -> maximum ratio ours / torch
@@ -56,7 +56,7 @@ def main() -> None:
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
     reference = nn.MultiheadAttention(E, H, batch_first=True)
-    ours = MultiHeadAttention.from_torch(reference)
+    ours = from_torch(reference)
     x = torch.randn(N, L, E, requires_grad=True)
     implementations = {"attnbook": ours, "torch": reference}
 

@@ -20,8 +20,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT_TYPES = ("text/plain", "text/markdown", "text/latex")
-VOLATILE = [(re.compile(r"model_id='[0-9a-f]{32}'"), "model_id='ID'"),
-            (re.compile(r"0x[0-9a-f]{6,16}"), "0xADDRESS")]
+VOLATILE = [
+    (re.compile(r"model_id='[0-9a-f]{32}'"), "model_id='ID'"),
+    (re.compile(r"0x[0-9a-f]{6,16}"), "0xADDRESS"),
+]
 
 
 def text_outputs(cell: dict) -> str:
@@ -44,14 +46,17 @@ def code_cells(notebook: dict) -> list[dict]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("rev", nargs="?", default="HEAD")
     args = parser.parse_args()
     differ = 0
     for path in sorted((ROOT / "book").glob("*.ipynb")):
         rel = path.relative_to(ROOT).as_posix()
-        old_text = subprocess.run(["git", "show", f"{args.rev}:{rel}"], cwd=ROOT, capture_output=True,
-                                  text=True)
+        old_text = subprocess.run(
+            ["git", "show", f"{args.rev}:{rel}"], cwd=ROOT, capture_output=True, text=True
+        )
         if old_text.returncode:
             print(f"{rel}: new")
             continue

@@ -21,8 +21,9 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
-# Cell metadata that execution tools add and that carries no meaning for the book.
-VOLATILE_CELL_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
+# Metadata that execution tools and editors add and that carries no meaning for the book.
+VOLATILE_CELL_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime", "lines_to_next_cell")
+VOLATILE_NOTEBOOK_METADATA = ("papermill", "jupytext")
 
 
 def notebooks(paths: list[str]) -> list[Path]:
@@ -45,7 +46,8 @@ def drop_dangling_widget_views(nb: nbformat.NotebookNode) -> None:
         if cell.cell_type != "code":
             continue
         cell.outputs = [
-            o for o in cell.outputs
+            o
+            for o in cell.outputs
             if WIDGET_VIEW not in o.get("data", {}) or o["data"][WIDGET_VIEW]["model_id"] in alive
         ]
 
@@ -55,10 +57,15 @@ def clean(nb: nbformat.NotebookNode) -> None:
     for cell in nb.cells:
         for key in VOLATILE_CELL_METADATA:
             cell.metadata.pop(key, None)
-    nb.metadata.pop("papermill", None)
+    for key in VOLATILE_NOTEBOOK_METADATA:
+        nb.metadata.pop(key, None)
     if not nb.metadata.get("widgets"):
         nb.metadata.pop("widgets", None)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["kernelspec"] = {
+        "display_name": "Python 3",
+        "language": "python",
+        "name": "python3",
+    }
 
 
 def execute(path: Path, timeout: int) -> float:
@@ -86,7 +93,9 @@ def execute(path: Path, timeout: int) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("paths", nargs="*", help="notebooks to execute (default: all under book/)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
     args = parser.parse_args()
@@ -96,8 +105,10 @@ def main() -> int:
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         print(f"executed {shown} in {elapsed:.1f} s ({size:.2f} MiB)")
         if size > 2:
-            print(f"  warning: {path.name} is over 2 MiB; lower figure dpi or pre-render less",
-                  file=sys.stderr)
+            print(
+                f"  warning: {path.name} is over 2 MiB; lower figure dpi or pre-render less",
+                file=sys.stderr,
+            )
     return 0
 
 

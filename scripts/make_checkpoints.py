@@ -18,9 +18,15 @@ from pathlib import Path
 
 import torch
 
-from attnbook.data import CorefTask, Vocabulary, collate
-from attnbook.pointer import (DETECTIVE_TRAINING, DetectiveConfig, evaluator, save_detective,
-                              train_detective, training_metadata)
+from attnbook.checkpoint import save_checkpoint, training_metadata
+from attnbook.models.detective import (
+    DETECTIVE_TRAINING,
+    DetectiveConfig,
+    evaluator,
+    train_detective,
+)
+from attnbook.tasks.coref import CorefTask, collate
+from attnbook.tasks.vocab import Vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ROOT / "book" / "checkpoints"
@@ -36,13 +42,15 @@ def main() -> int:
     for name, sizes in MODELS.items():
         config = DetectiveConfig(vocab_size=len(vocab), **sizes)
         model, _ = train_detective(config, dataclasses.replace(DETECTIVE_TRAINING, progress=False))
-        path = save_detective(model, CHECKPOINTS / name, training_metadata(DETECTIVE_TRAINING))
+        path = save_checkpoint(model, CHECKPOINTS / name, training_metadata(DETECTIVE_TRAINING))
         path.chmod(0o644)
         with torch.no_grad():
             accuracy = evaluator(pairs)(model)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        print(f"{path.relative_to(ROOT)}: sha256 {digest}…, held-out pairs "
-              + ", ".join(f"{k} {v:.3f}" for k, v in accuracy.items()))
+        print(
+            f"{path.relative_to(ROOT)}: sha256 {digest}…, held-out pairs "
+            + ", ".join(f"{k} {v:.3f}" for k, v in accuracy.items())
+        )
     return 0
 
 

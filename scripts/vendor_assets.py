@@ -28,8 +28,10 @@ ASSETS = [
 def main() -> int:
     missing = [src for src, _ in ASSETS if not (NODE / src).exists()]
     if missing:
-        print(f"vendor_assets: {', '.join(missing)} not found in node_modules; run `npm ci` first",
-              file=sys.stderr)
+        print(
+            f"vendor_assets: {', '.join(missing)} not found in node_modules; run `npm ci` first",
+            file=sys.stderr,
+        )
         return 1
     if VENDOR.exists():
         shutil.rmtree(VENDOR)
@@ -41,8 +43,10 @@ def main() -> int:
         else:
             shutil.copy2(source, target)
     total = sum(p.stat().st_size for p in VENDOR.rglob("*") if p.is_file())
-    print(f"vendor_assets: copied {len(ASSETS)} packages into {VENDOR.relative_to(ROOT)}/ "
-          f"({total / 2**20:.1f} MiB)")
+    print(
+        f"vendor_assets: copied {len(ASSETS)} packages into {VENDOR.relative_to(ROOT)}/ "
+        f"({total / 2**20:.1f} MiB)"
+    )
     return 0
 
 

@@ -1,10 +1,14 @@
-"""Shared test settings: hypothesis profiles sized for a 2-core machine."""
+"""Shared test settings: figures drawn off-screen, hypothesis profiles sized for a 2-core machine."""
 
 from __future__ import annotations
 
 import os
 
+import matplotlib
 from hypothesis import HealthCheck, settings
+
+# Every test draws into memory (no window, no display needed), before pyplot is imported.
+matplotlib.use("Agg")
 
 # Tensors make examples slow to generate and run; no deadline, few but varied examples.
 settings.register_profile(

@@ -34,7 +34,7 @@ def test_zeroing_a_head_equals_deleting_its_columns_of_out_proj(head):
     mask[head] = 0
     got, _ = mha(q, k, v, head_mask=mask)
     with torch.no_grad():
-        mha.out_proj.weight[:, head * D:(head + 1) * D] = 0
+        mha.out_proj.weight[:, head * D : (head + 1) * D] = 0
     expected, _ = mha(q, k, v)
     torch.testing.assert_close(got, expected)
 
@@ -50,8 +50,8 @@ def test_a_per_example_mask_masks_each_example_with_its_own_row():
     mask = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
     got, _ = mha(q, k, v, head_mask=mask)
     for n in range(N):
-        alone, _ = mha(q[n:n + 1], k[n:n + 1], v[n:n + 1], head_mask=mask[n])
-        torch.testing.assert_close(got[n:n + 1], alone)
+        alone, _ = mha(q[n : n + 1], k[n : n + 1], v[n : n + 1], head_mask=mask[n])
+        torch.testing.assert_close(got[n : n + 1], alone)
 
 
 def test_a_float_mask_scales_a_heads_contribution_linearly():
@@ -82,7 +82,9 @@ def test_the_loss_has_a_gradient_with_respect_to_the_mask():
 @pytest.mark.parametrize("shape", [(H + 1,), (N + 1, H), (N, H, 1), ()])
 def test_a_mask_of_the_wrong_shape_is_rejected_with_both_shapes(shape):
     mha, q, k, v = setup()
-    with pytest.raises(ValueError, match=r"head_mask must have shape \(H,\) = \(3,\) or \(N, H\) = \(3, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"head_mask must have shape \(H,\) = \(3,\) or \(N, H\) = \(3, 3\)"
+    ):
         mha(q, k, v, head_mask=torch.ones(shape))
 
 
@@ -111,11 +113,13 @@ def test_encoder_mask_row_i_switches_off_heads_of_block_i():
     mask[1, :, 2] = 0  # head 2 of the second block, for every example
     got, _ = model(x, head_mask=mask)
     with torch.no_grad():
-        model.layers[1].self_attn.out_proj.weight[:, 2 * D:3 * D] = 0
+        model.layers[1].self_attn.out_proj.weight[:, 2 * D : 3 * D] = 0
     torch.testing.assert_close(got, model(x)[0])
 
 
 def test_encoder_rejects_a_mask_without_one_row_per_layer():
     model, x = encoder()
-    with pytest.raises(ValueError, match=r"head_mask must have shape \(num_layers, H\).*num_layers = 2; got \(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"head_mask must have shape \(num_layers, H\).*num_layers = 2; got \(3,\)"
+    ):
         model(x, head_mask=torch.ones(H))

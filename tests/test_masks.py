@@ -139,7 +139,12 @@ def test_mha_attn_mask_of_wrong_shape_names_both_accepted_shapes() -> None:
     )
     with pytest.raises(ValueError, match=message):
         mha_to_sdpa_mask(
-            torch.zeros(5, 6), None, batch_size=2, num_heads=8, tgt_len=5, src_len=7,
+            torch.zeros(5, 6),
+            None,
+            batch_size=2,
+            num_heads=8,
+            tgt_len=5,
+            src_len=7,
             dtype=torch.float32,
         )
 
@@ -147,14 +152,24 @@ def test_mha_attn_mask_of_wrong_shape_names_both_accepted_shapes() -> None:
 def test_mha_key_padding_mask_of_wrong_shape_names_expected_shape() -> None:
     with pytest.raises(ValueError, match=r"key_padding_mask must have shape \(N, S\) = \(2, 7\)"):
         mha_to_sdpa_mask(
-            None, torch.zeros(2, 6, dtype=torch.bool), batch_size=2, num_heads=8, tgt_len=5,
-            src_len=7, dtype=torch.float32,
+            None,
+            torch.zeros(2, 6, dtype=torch.bool),
+            batch_size=2,
+            num_heads=8,
+            tgt_len=5,
+            src_len=7,
+            dtype=torch.float32,
         )
 
 
 def test_mha_integer_key_padding_mask_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="key_padding_mask"):
         mha_to_sdpa_mask(
-            None, torch.zeros(2, 7, dtype=torch.int32), batch_size=2, num_heads=8, tgt_len=5,
-            src_len=7, dtype=torch.float32,
+            None,
+            torch.zeros(2, 7, dtype=torch.int32),
+            batch_size=2,
+            num_heads=8,
+            tgt_len=5,
+            src_len=7,
+            dtype=torch.float32,
         )

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from torch import Tensor, nn
 
 from attnbook import MultiHeadAttention
+from attnbook.interop import from_torch, to_torch
 from attnbook.masks import causal_mask
 
 INF = float("inf")
@@ -29,7 +30,7 @@ def pair(seed: int, **kwargs) -> tuple[MultiHeadAttention, nn.MultiheadAttention
         for p in theirs.parameters():
             if p.dim() == 1:
                 p.normal_()
-    return MultiHeadAttention.from_torch(theirs), theirs
+    return from_torch(theirs), theirs
 
 
 def random_mha_case(seed: int) -> tuple[dict, dict]:
@@ -186,21 +187,21 @@ def test_matches_torch_inference_fast_path(seed: int) -> None:
 def test_to_torch_then_from_torch_round_trips_the_weights(kwargs: dict) -> None:
     torch.manual_seed(0)
     ours = MultiHeadAttention(12, 3, **kwargs)
-    back = MultiHeadAttention.from_torch(ours.to_torch())
+    back = from_torch(to_torch(ours))
     torch.testing.assert_close(back.state_dict(), ours.state_dict(), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"kdim": 5, "vdim": 7}, {"bias": False}])
 def test_from_torch_then_to_torch_round_trips_the_weights(kwargs: dict) -> None:
     _, theirs = pair(0, embed_dim=12, num_heads=3, **kwargs)
-    back = MultiHeadAttention.from_torch(theirs).to_torch()
+    back = to_torch(from_torch(theirs))
     torch.testing.assert_close(back.state_dict(), theirs.state_dict(), rtol=0, atol=0)
 
 
 def test_to_torch_computes_the_same_output() -> None:
     torch.manual_seed(0)
     ours = MultiHeadAttention(12, 3, kdim=5, vdim=7)
-    theirs = ours.to_torch()
+    theirs = to_torch(ours)
     assert theirs.batch_first
     q, k, v = torch.randn(2, 4, 12), torch.randn(2, 6, 5), torch.randn(2, 6, 7)
     torch.testing.assert_close(ours(q, k, v)[0], theirs(q, k, v)[0], **TOL)
@@ -208,7 +209,7 @@ def test_to_torch_computes_the_same_output() -> None:
 
 def test_from_torch_keeps_dtype_dropout_and_training_mode() -> None:
     theirs = nn.MultiheadAttention(8, 2, dropout=0.25, batch_first=True, dtype=torch.float64)
-    ours = MultiHeadAttention.from_torch(theirs.eval())
+    ours = from_torch(theirs.eval())
     assert ours.q_proj.weight.dtype == torch.float64
     assert ours.dropout == 0.25
     assert not ours.training
@@ -367,7 +368,7 @@ def test_embed_dim_not_divisible_by_num_heads_is_rejected() -> None:
 )
 def test_from_torch_rejects_unsupported_modules(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, **kwargs))
+        from_torch(nn.MultiheadAttention(8, 2, **kwargs))
 
 
 def ok_call() -> dict:
@@ -380,31 +381,64 @@ def ok_call() -> dict:
 
 
 FORWARD_ERRORS = [
-    ({"query": torch.randn(2, 3, 12)}, ValueError,
-     r"query must have embed_dim = 16 features \(last dim\); got \(2, 3, 12\)"),
+    (
+        {"query": torch.randn(2, 3, 12)},
+        ValueError,
+        r"query must have embed_dim = 16 features \(last dim\); got \(2, 3, 12\)",
+    ),
     ({"key": torch.randn(2, 6, 16)}, ValueError, r"key must have kdim = 5 features .*\(2, 6, 16\)"),
-    ({"value": torch.randn(2, 6, 16)}, ValueError,
-     r"value must have vdim = 7 features .*\(2, 6, 16\)"),
-    ({"query": torch.randn(3, 16)}, ValueError,
-     r"query must be 3-D, batch first: \(N, L, embed_dim\); got \(3, 16\)"),
+    (
+        {"value": torch.randn(2, 6, 16)},
+        ValueError,
+        r"value must have vdim = 7 features .*\(2, 6, 16\)",
+    ),
+    (
+        {"query": torch.randn(3, 16)},
+        ValueError,
+        r"query must be 3-D, batch first: \(N, L, embed_dim\); got \(3, 16\)",
+    ),
     ({"key": torch.randn(1, 2, 6, 5)}, ValueError, r"key must be 3-D.*got \(1, 2, 6, 5\)"),
-    ({"query": torch.randn(4, 3, 16)}, ValueError,
-     r"same batch size N .*query \(4, 3, 16\), key \(2, 6, 5\), value \(2, 6, 7\)"),
-    ({"value": torch.randn(2, 5, 7)}, ValueError,
-     r"key and value must have the same length S .*key \(2, 6, 5\) and value \(2, 5, 7\)"),
-    ({"query": torch.randn(2, 3, 16, dtype=torch.float64)}, TypeError,
-     r"query must have the parameters' dtype torch.float32; got dtype torch.float64"),
-    ({"attn_mask": torch.zeros(3, 5)}, ValueError,
-     r"attn_mask must have shape \(L, S\) = \(3, 6\) or \(N\*num_heads, L, S\) = \(8, 3, 6\); "
-     r"got \(3, 5\)"),
-    ({"attn_mask": torch.zeros(2, 3, 6)}, ValueError,
-     r"attn_mask must have shape .*got \(2, 3, 6\)"),
-    ({"attn_mask": torch.zeros(3, 6, dtype=torch.int64)}, TypeError,
-     r"attn_mask must be a bool or floating-point tensor; got dtype torch.int64"),
-    ({"key_padding_mask": torch.zeros(2, 5, dtype=torch.bool)}, ValueError,
-     r"key_padding_mask must have shape \(N, S\) = \(2, 6\); got \(2, 5\)"),
-    ({"key_padding_mask": torch.zeros(2, 6, dtype=torch.uint8)}, TypeError,
-     r"key_padding_mask must be a bool or floating-point tensor; got dtype torch.uint8"),
+    (
+        {"query": torch.randn(4, 3, 16)},
+        ValueError,
+        r"same batch size N .*query \(4, 3, 16\), key \(2, 6, 5\), value \(2, 6, 7\)",
+    ),
+    (
+        {"value": torch.randn(2, 5, 7)},
+        ValueError,
+        r"key and value must have the same length S .*key \(2, 6, 5\) and value \(2, 5, 7\)",
+    ),
+    (
+        {"query": torch.randn(2, 3, 16, dtype=torch.float64)},
+        TypeError,
+        r"query must have the parameters' dtype torch.float32; got dtype torch.float64",
+    ),
+    (
+        {"attn_mask": torch.zeros(3, 5)},
+        ValueError,
+        r"attn_mask must have shape \(L, S\) = \(3, 6\) or \(N\*num_heads, L, S\) = \(8, 3, 6\); "
+        r"got \(3, 5\)",
+    ),
+    (
+        {"attn_mask": torch.zeros(2, 3, 6)},
+        ValueError,
+        r"attn_mask must have shape .*got \(2, 3, 6\)",
+    ),
+    (
+        {"attn_mask": torch.zeros(3, 6, dtype=torch.int64)},
+        TypeError,
+        r"attn_mask must be a bool or floating-point tensor; got dtype torch.int64",
+    ),
+    (
+        {"key_padding_mask": torch.zeros(2, 5, dtype=torch.bool)},
+        ValueError,
+        r"key_padding_mask must have shape \(N, S\) = \(2, 6\); got \(2, 5\)",
+    ),
+    (
+        {"key_padding_mask": torch.zeros(2, 6, dtype=torch.uint8)},
+        TypeError,
+        r"key_padding_mask must be a bool or floating-point tensor; got dtype torch.uint8",
+    ),
 ]
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "attnbook"
@@ -27,20 +28,31 @@ def imported_top_level_modules(path: Path) -> set[str]:
 
 def declared_dependencies() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return {re.split(r"[<>=!~ \[;]", spec, maxsplit=1)[0].lower() for spec in project["dependencies"]}
+    return {
+        re.split(r"[<>=!~ \[;]", spec, maxsplit=1)[0].lower() for spec in project["dependencies"]
+    }
 
 
 def test_every_third_party_import_of_the_library_is_declared_in_pyproject():
     imported = set().union(*(imported_top_level_modules(p) for p in SRC.rglob("*.py")))
-    third_party = {name for name in imported
-                   if name not in sys.stdlib_module_names and name not in {"attnbook", "__future__"}}
+    third_party = {
+        name
+        for name in imported
+        if name not in sys.stdlib_module_names and name not in {"attnbook", "__future__"}
+    }
     assert third_party, "the scan found no third-party import at all: it is not reading the library"
-    missing = {DISTRIBUTION.get(name, name).lower() for name in third_party} - declared_dependencies()
-    assert not missing, f"imported by src/attnbook but not in pyproject's dependencies: {sorted(missing)}"
+    missing = {
+        DISTRIBUTION.get(name, name).lower() for name in third_party
+    } - declared_dependencies()
+    assert not missing, (
+        f"imported by src/attnbook but not in pyproject's dependencies: {sorted(missing)}"
+    )
 
 
 def test_the_import_scan_sees_imports_inside_functions(tmp_path):
     scratch = tmp_path / "module.py"
-    scratch.write_text("def f():\n    from safetensors import safe_open\n    import tqdm.auto\n"
-                       "from . import sibling\n")
+    scratch.write_text(
+        "def f():\n    from safetensors import safe_open\n    import tqdm.auto\n"
+        "from . import sibling\n"
+    )
     assert imported_top_level_modules(scratch) == {"safetensors", "tqdm"}

@@ -18,7 +18,9 @@ from attnbook.positional import (
 )
 
 
-@pytest.mark.parametrize(("pos", "column"), [(0, 0), (0, 1), (1, 0), (1, 1), (3, 4), (7, 5), (50, 14)])
+@pytest.mark.parametrize(
+    ("pos", "column"), [(0, 0), (0, 1), (1, 0), (1, 1), (3, 4), (7, 5), (50, 14)]
+)
 def test_sinusoidal_entries_follow_the_papers_formula(pos: int, column: int) -> None:
     E = 16
     i = column // 2  # columns 2i (sine) and 2i+1 (cosine) share the angle pos / 10000**(2i/E)
@@ -41,7 +43,9 @@ def test_sinusoidal_shape_and_default_dtype() -> None:
 def test_sinusoidal_rows_have_norm_sqrt_of_half_the_dimension() -> None:
     # Each (sin, cos) pair has norm 1, so every row has squared norm E / 2.
     table = sinusoidal_encoding(100, 32, dtype=torch.float64)
-    torch.testing.assert_close(table.norm(dim=1) ** 2, torch.full((100,), 16.0, dtype=torch.float64))
+    torch.testing.assert_close(
+        table.norm(dim=1) ** 2, torch.full((100,), 16.0, dtype=torch.float64)
+    )
 
 
 @settings(max_examples=30, deadline=None)
@@ -51,7 +55,9 @@ def test_sinusoidal_rows_have_norm_sqrt_of_half_the_dimension() -> None:
     shift=st.integers(0, 200),
     half=st.integers(1, 16),
 )
-def test_sinusoidal_dot_product_depends_only_on_distance(p: int, q: int, shift: int, half: int) -> None:
+def test_sinusoidal_dot_product_depends_only_on_distance(
+    p: int, q: int, shift: int, half: int
+) -> None:
     # PE(p) . PE(q) = sum_i cos((p - q) w_i): moving both positions by the same shift changes nothing.
     table = sinusoidal_encoding(401, 2 * half, dtype=torch.float64)
     before = table[p] @ table[q]
@@ -102,9 +108,13 @@ def test_learned_positions_are_a_trainable_table() -> None:
     assert 0.01 < module.table.std().item() < 0.03  # N(0, 0.02^2) start
 
 
-@pytest.mark.parametrize("module", [SinusoidalPositionalEncoding(8, 10), LearnedPositionalEmbedding(8, 10)])
+@pytest.mark.parametrize(
+    "module", [SinusoidalPositionalEncoding(8, 10), LearnedPositionalEmbedding(8, 10)]
+)
 def test_asking_for_more_positions_than_max_len_raises(module: torch.nn.Module) -> None:
-    with pytest.raises(ValueError, match=r"length must be an integer in \[1, max_len = 10\]; got 11"):
+    with pytest.raises(
+        ValueError, match=r"length must be an integer in \[1, max_len = 10\]; got 11"
+    ):
         module(11)
 
 
@@ -128,7 +138,10 @@ def test_positional_encoding_dropout_only_in_training() -> None:
 @pytest.mark.parametrize(
     ("x", "words"),
     [
-        (torch.zeros(2, 5, 6), r"x must have shape \(N, L, embed_dim\) = \(N, L, 8\); got \(2, 5, 6\)"),
+        (
+            torch.zeros(2, 5, 6),
+            r"x must have shape \(N, L, embed_dim\) = \(N, L, 8\); got \(2, 5, 6\)",
+        ),
         (torch.zeros(5, 8), r"x must have shape \(N, L, embed_dim\) = \(N, L, 8\); got \(5, 8\)"),
         (torch.zeros(1, 17, 8), r"x has length L = 17 \(dim 1\), more than max_len = 16"),
     ],
@@ -154,7 +167,9 @@ def test_transformer_embedding_scales_tokens_by_sqrt_d_then_adds_positions() -> 
 def test_transformer_embedding_without_scale_adds_plain_embeddings() -> None:
     module = TransformerEmbedding(11, 8, max_len=16, kind="learned", scale=False)
     tokens = torch.tensor([[0, 7]])
-    torch.testing.assert_close(module(tokens), module.tokens(tokens) + module.positions.positions(2))
+    torch.testing.assert_close(
+        module(tokens), module.tokens(tokens) + module.positions.positions(2)
+    )
 
 
 def test_transformer_embedding_rejects_float_tokens() -> None:

@@ -25,7 +25,9 @@ def evaluate(model):
 def run(seed=0, steps=60):
     torch.manual_seed(123)  # model init; fit reseeds before training
     model = nn.Linear(2, 2)
-    config = TrainConfig(steps=steps, batch_size=32, lr=0.05, eval_every=20, seed=seed, progress=False)
+    config = TrainConfig(
+        steps=steps, batch_size=32, lr=0.05, eval_every=20, seed=seed, progress=False
+    )
     return model, fit(model, make_batch, loss_fn, config, evaluate)
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 
-def _drop_duplicate_scripts(app, pagename: str, templatename: str, context: dict[str, Any], doctree) -> None:
+def _drop_duplicate_scripts(
+    app, pagename: str, templatename: str, context: dict[str, Any], doctree
+) -> None:
     scripts = context.get("script_files")
     if not scripts:
         return
@@ -20,7 +22,10 @@ def _drop_duplicate_scripts(app, pagename: str, templatename: str, context: dict
     unique = []
     for script in scripts:
         attributes = getattr(script, "attributes", {}) or {}
-        key = (str(getattr(script, "filename", "") or ""), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        key = (
+            str(getattr(script, "filename", "") or ""),
+            tuple(sorted((k, str(v)) for k, v in attributes.items())),
+        )
         if key in seen:
             continue
         seen.add(key)

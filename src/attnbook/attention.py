@@ -30,7 +30,7 @@ from attnbook.masks import (
     rows_without_keys,
 )
 
-__all__ = ["scaled_dot_product_attention", "fused_attention"]
+__all__ = ["scaled_dot_product_attention", "fused_attention", "check_attention_inputs"]
 
 
 def scaled_dot_product_attention(
@@ -77,7 +77,16 @@ def scaled_dot_product_attention(
         ValueError: incompatible shapes or devices, mask not broadcastable to (..., L, S),
             ``dropout_p`` outside [0, 1), or ``temperature <= 0``.
     """
-    mask, scale = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, temperature)
+    mask, scale = check_attention_inputs(
+        query,
+        key,
+        value,
+        attn_mask=attn_mask,
+        dropout_p=dropout_p,
+        is_causal=is_causal,
+        scale=scale,
+        temperature=temperature,
+    )
 
     scores = query @ key.transpose(-2, -1) * (scale / temperature)  # (..., L, S)
     if mask is not None:
@@ -111,18 +120,29 @@ def fused_attention(
     """The output of :func:`scaled_dot_product_attention`, computed by PyTorch's fused kernel.
 
     Same arguments, conventions and validation; no weights are formed, so it is faster and
-    lighter on memory. Used by :class:`attnbook.MultiHeadAttention` when ``need_weights=False``.
+    lighter on memory. Used by :class:`~attnbook.mha.MultiHeadAttention` when ``need_weights=False``.
 
     Returns:
         output of shape (..., L, Ev).
     """
     if is_causal and attn_mask is None:
         # Let PyTorch apply the causal restriction itself: its kernels skip the masked blocks.
-        _, scale = _prepare(query, key, value, None, dropout_p, False, scale, temperature)
+        _, scale = check_attention_inputs(
+            query, key, value, dropout_p=dropout_p, scale=scale, temperature=temperature
+        )
         return F.scaled_dot_product_attention(
             query, key, value, dropout_p=dropout_p, is_causal=True, scale=scale / temperature
         )
-    mask, scale = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, temperature)
+    mask, scale = check_attention_inputs(
+        query,
+        key,
+        value,
+        attn_mask=attn_mask,
+        dropout_p=dropout_p,
+        is_causal=is_causal,
+        scale=scale,
+        temperature=temperature,
+    )
     if mask is None:
         return F.scaled_dot_product_attention(
             query, key, value, dropout_p=dropout_p, scale=scale / temperature
@@ -137,17 +157,28 @@ def fused_attention(
     return output.masked_fill(empty, 0.0)  # (..., L, Ev)
 
 
-def _prepare(
+def check_attention_inputs(
     query: Tensor,
     key: Tensor,
     value: Tensor,
-    attn_mask: Tensor | None,
-    dropout_p: float,
-    is_causal: bool,
-    scale: float | None,
-    temperature: float,
+    *,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    temperature: float = 1.0,
 ) -> tuple[Tensor | None, float]:
-    """Validate the arguments; return the single SDPA-convention mask and the scale."""
+    """Check the arguments of any attention function; return its one mask and its scale.
+
+    Every attention variant in the library (:func:`scaled_dot_product_attention`, the
+    efficient ones) validates its inputs here, so that they all reject bad input with the same
+    ``TypeError``/``ValueError`` naming the argument and the shapes.
+
+    Returns:
+        ``(mask, scale)``: ``attn_mask`` and ``is_causal`` merged into one SDPA-convention mask
+        (bool ``True`` = may attend, or float added to the scores; ``None`` if neither), and
+        the scale (``1 / sqrt(E)`` unless given).
+    """
     names = ("query", "key", "value")
     tensors = (query, key, value)
     for name, t in zip(names, tensors):

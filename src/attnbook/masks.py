@@ -25,6 +25,7 @@ __all__ = [
     "padding_mask",
     "check_mask",
     "check_broadcastable",
+    "check_mha_masks",
     "merge_masks",
     "rows_without_keys",
     "mha_to_sdpa_mask",
@@ -128,6 +129,46 @@ def _inverted(mask: Tensor) -> Tensor:
     return ~mask if mask.dtype == torch.bool else mask
 
 
+def check_mha_masks(
+    attn_mask: Tensor | None,
+    key_padding_mask: Tensor | None,
+    *,
+    batch_size: int,
+    num_heads: int,
+    tgt_len: int,
+    src_len: int,
+    names: tuple[str, str] = ("attn_mask", "key_padding_mask"),
+    heads_name: str = "num_heads",
+) -> None:
+    """Check :class:`torch.nn.MultiheadAttention`-style masks, naming them as the caller does.
+
+    ``attn_mask`` must be (L, S) or (N*num_heads, L, S), ``key_padding_mask`` (N, S); both bool
+    or floating. ``names`` are the caller's argument names (a decoder block calls them
+    ``tgt_mask`` and ``tgt_key_padding_mask``, and the number of heads ``nhead``), used in the
+    error messages.
+
+    Raises:
+        TypeError: a mask that is not a tensor, or neither bool nor floating.
+        ValueError: a mask of the wrong shape.
+    """
+    N, H, L, S = batch_size, num_heads, tgt_len, src_len
+    attn_name, padding_name = names
+    if attn_mask is not None:
+        check_mask(attn_mask, attn_name)
+        if attn_mask.shape not in ((L, S), (N * H, L, S)):
+            raise ValueError(
+                f"{attn_name} must have shape (L, S) = {(L, S)} or (N*{heads_name}, L, S) = "
+                f"{(N * H, L, S)}; got {tuple(attn_mask.shape)}"
+            )
+    if key_padding_mask is not None:
+        check_mask(key_padding_mask, padding_name)
+        if key_padding_mask.shape != (N, S):
+            raise ValueError(
+                f"{padding_name} must have shape (N, S) = {(N, S)}; "
+                f"got {tuple(key_padding_mask.shape)}"
+            )
+
+
 def mha_to_sdpa_mask(
     attn_mask: Tensor | None,
     key_padding_mask: Tensor | None,
@@ -154,25 +195,11 @@ def mha_to_sdpa_mask(
         give a bool mask; as soon as one is float the result is float.
     """
     N, H, L, S = batch_size, num_heads, tgt_len, src_len
+    check_mha_masks(attn_mask, key_padding_mask, batch_size=N, num_heads=H, tgt_len=L, src_len=S)
     if attn_mask is not None:
-        check_mask(attn_mask, "attn_mask")
-        if attn_mask.shape == (L, S):
-            attn_mask = attn_mask.view(1, 1, L, S)  # (1, 1, L, S)
-        elif attn_mask.shape == (N * H, L, S):
-            attn_mask = attn_mask.view(N, H, L, S)  # (N, H, L, S)
-        else:
-            raise ValueError(
-                f"attn_mask must have shape (L, S) = {(L, S)} or (N*num_heads, L, S) = "
-                f"{(N * H, L, S)}; got {tuple(attn_mask.shape)}"
-            )
-        attn_mask = _inverted(attn_mask)
+        shape = (1, 1, L, S) if attn_mask.shape == (L, S) else (N, H, L, S)
+        attn_mask = _inverted(attn_mask.view(shape))  # (1 or N, 1 or H, L, S)
     if key_padding_mask is not None:
-        check_mask(key_padding_mask, "key_padding_mask")
-        if key_padding_mask.shape != (N, S):
-            raise ValueError(
-                f"key_padding_mask must have shape (N, S) = {(N, S)}; "
-                f"got {tuple(key_padding_mask.shape)}"
-            )
         key_padding_mask = _inverted(key_padding_mask.view(N, 1, 1, S))  # (N, 1, 1, S)
     mask = merge_masks(attn_mask, key_padding_mask, dtype)
     if mask is not None and mask.dtype != torch.bool:

@@ -2,7 +2,7 @@
 
 A readable drop-in for :class:`torch.nn.MultiheadAttention` with ``batch_first=True``: the same
 arguments, mask conventions and return values, the same parameter count, and weights that move
-both ways with :meth:`MultiHeadAttention.from_torch` and :meth:`MultiHeadAttention.to_torch`.
+both ways with :func:`attnbook.interop.from_torch` and :func:`attnbook.interop.to_torch`.
 
 Shape legend: N batch, L target (query) length, S source (key) length, E embedding size
 (``embed_dim``), H heads (``num_heads``), D head size (``E // H``).
@@ -16,7 +16,21 @@ from torch import Tensor, nn
 from attnbook.attention import fused_attention, scaled_dot_product_attention
 from attnbook.masks import mha_to_sdpa_mask
 
-__all__ = ["MultiHeadAttention"]
+__all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
+
+
+def split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """(N, L, E) -> (N, H, L, D): head ``h`` gets features ``h*D .. (h+1)*D - 1``, D = E // H."""
+    if x.size(-1) % num_heads:
+        raise ValueError(
+            f"num_heads={num_heads} must divide the feature size; got x {tuple(x.shape)}"
+        )
+    return x.unflatten(-1, (num_heads, x.size(-1) // num_heads)).transpose(-3, -2)  # (N, H, L, D)
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    """(N, H, L, D) -> (N, L, H*D): the inverse of :func:`split_heads`."""
+    return x.transpose(-3, -2).flatten(-2)  # (N, L, E)
 
 
 class MultiHeadAttention(nn.Module):
@@ -123,7 +137,7 @@ class MultiHeadAttention(nn.Module):
             ``average_attn_weights`` else (N, H, L, S), or ``None`` if not ``need_weights``.
         """
         N, L, S = self._check_inputs(query, key, value)
-        H, D = self.num_heads, self.head_dim
+        H = self.num_heads
         head_scale = None if head_mask is None else self._head_scale(head_mask, N, query.dtype)
         mask = mha_to_sdpa_mask(
             attn_mask,
@@ -135,9 +149,9 @@ class MultiHeadAttention(nn.Module):
             dtype=query.dtype,
         )  # (N or 1, H or 1, L, S), True = may attend
 
-        q = self.q_proj(query).view(N, L, H, D).transpose(1, 2)  # (N, H, L, D)
-        k = self.k_proj(key).view(N, S, H, D).transpose(1, 2)  # (N, H, S, D)
-        v = self.v_proj(value).view(N, S, H, D).transpose(1, 2)  # (N, H, S, D)
+        q = split_heads(self.q_proj(query), H)  # (N, H, L, D)
+        k = split_heads(self.k_proj(key), H)  # (N, H, S, D)
+        v = split_heads(self.v_proj(value), H)  # (N, H, S, D)
 
         dropout_p = self.dropout if self.training else 0.0
         weights: Tensor | None = None
@@ -150,21 +164,24 @@ class MultiHeadAttention(nn.Module):
 
         if head_scale is not None:
             output = output * head_scale  # (N, H, L, D)
-        output = output.transpose(1, 2).reshape(N, L, self.embed_dim)  # (N, L, E)
-        return self.out_proj(output), weights
+        return self.out_proj(merge_heads(output)), weights  # (N, L, E)
 
     def _head_scale(self, head_mask: Tensor, N: int, dtype: torch.dtype) -> Tensor:
         """Check ``head_mask`` and shape it to multiply the (N, H, L, D) per-head outputs."""
         H = self.num_heads
         if not isinstance(head_mask, Tensor):
-            raise TypeError(f"head_mask must be a torch.Tensor or None; got {type(head_mask).__name__}")
+            raise TypeError(
+                f"head_mask must be a torch.Tensor or None; got {type(head_mask).__name__}"
+            )
         if head_mask.shape not in ((H,), (N, H)):
             raise ValueError(
                 f"head_mask must have shape (H,) = ({H},) or (N, H) = ({N}, {H}); "
                 f"got {tuple(head_mask.shape)}"
             )
         if head_mask.dtype.is_complex:
-            raise TypeError(f"head_mask must be bool, integer or floating point; got {head_mask.dtype}")
+            raise TypeError(
+                f"head_mask must be bool, integer or floating point; got {head_mask.dtype}"
+            )
         return head_mask.to(dtype).reshape(-1, H, 1, 1)  # (1 or N, H, 1, 1)
 
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[int, int, int]:
@@ -201,78 +218,3 @@ class MultiHeadAttention(nn.Module):
                 f"key {tuple(key.shape)} and value {tuple(value.shape)}"
             )
         return query.size(0), query.size(1), key.size(1)
-
-    @classmethod
-    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
-        """A :class:`MultiHeadAttention` with the weights (and train/eval mode) of ``module``.
-
-        Args:
-            module: a :class:`torch.nn.MultiheadAttention` built with ``batch_first=True``
-                and without ``add_bias_kv`` or ``add_zero_attn``.
-
-        Raises:
-            ValueError: if ``module`` is not batch first or uses an unsupported option.
-        """
-        if not module.batch_first:
-            raise ValueError(
-                "from_torch needs a module built with batch_first=True; got batch_first=False"
-            )
-        if module.bias_k is not None or module.bias_v is not None:
-            raise ValueError("from_torch does not support add_bias_kv=True")
-        if module.add_zero_attn:
-            raise ValueError("from_torch does not support add_zero_attn=True")
-        reference = module.out_proj.weight
-        ours = cls(
-            module.embed_dim,
-            module.num_heads,
-            dropout=module.dropout,
-            bias=module.in_proj_bias is not None,
-            kdim=module.kdim,
-            vdim=module.vdim,
-            device=reference.device,
-            dtype=reference.dtype,
-        )
-        projections = (ours.q_proj, ours.k_proj, ours.v_proj)
-        with torch.no_grad():
-            if module._qkv_same_embed_dim:
-                weights = module.in_proj_weight.chunk(3)
-            else:
-                weights = (module.q_proj_weight, module.k_proj_weight, module.v_proj_weight)
-            for proj, weight in zip(projections, weights):
-                proj.weight.copy_(weight)
-            if module.in_proj_bias is not None:
-                for proj, bias in zip(projections, module.in_proj_bias.chunk(3)):
-                    proj.bias.copy_(bias)
-            ours.out_proj.weight.copy_(module.out_proj.weight)
-            if module.out_proj.bias is not None:
-                ours.out_proj.bias.copy_(module.out_proj.bias)
-        return ours.train(module.training)
-
-    def to_torch(self) -> nn.MultiheadAttention:
-        """A :class:`torch.nn.MultiheadAttention` (``batch_first=True``) with these weights."""
-        reference = self.out_proj.weight
-        bias = self.out_proj.bias is not None
-        module = nn.MultiheadAttention(
-            self.embed_dim,
-            self.num_heads,
-            dropout=self.dropout,
-            bias=bias,
-            kdim=self.kdim,
-            vdim=self.vdim,
-            batch_first=True,
-            device=reference.device,
-            dtype=reference.dtype,
-        )
-        projections = (self.q_proj, self.k_proj, self.v_proj)
-        with torch.no_grad():
-            if module._qkv_same_embed_dim:
-                module.in_proj_weight.copy_(torch.cat([p.weight for p in projections]))
-            else:
-                module.q_proj_weight.copy_(self.q_proj.weight)
-                module.k_proj_weight.copy_(self.k_proj.weight)
-                module.v_proj_weight.copy_(self.v_proj.weight)
-            if bias:
-                module.in_proj_bias.copy_(torch.cat([p.bias for p in projections]))
-                module.out_proj.bias.copy_(self.out_proj.bias)
-            module.out_proj.weight.copy_(self.out_proj.weight)
-        return module.train(self.training)

@@ -90,8 +90,7 @@ def _check_sequence(x: Tensor, embed_dim: int, max_len: int, name: str = "x") ->
         raise TypeError(f"{name} must be a torch.Tensor; got {type(x).__name__}")
     if x.dim() != 3 or x.size(-1) != embed_dim:
         raise ValueError(
-            f"{name} must have shape (N, L, embed_dim) = (N, L, {embed_dim}); "
-            f"got {tuple(x.shape)}"
+            f"{name} must have shape (N, L, embed_dim) = (N, L, {embed_dim}); got {tuple(x.shape)}"
         )
     if x.size(1) > max_len:
         raise ValueError(

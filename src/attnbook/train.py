@@ -11,36 +11,38 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
-Batch = tuple[Tensor, ...]
+# Whatever make_batch returns and loss_fn takes: a tuple of tensors, a tasks.coref.Batch, ...
+AnyBatch = Any
 
 
 @dataclass
 class TrainConfig:
     """Hyperparameters of one training run."""
 
-    steps: int = 1000            # optimiser steps
-    batch_size: int = 64         # examples per step (passed to make_batch)
-    lr: float = 3e-3             # AdamW learning rate (after warm-up)
-    weight_decay: float = 0.0    # AdamW weight decay
-    warmup_steps: int = 50       # linear learning-rate warm-up
+    steps: int = 1000  # optimiser steps
+    batch_size: int = 64  # examples per step (passed to make_batch)
+    lr: float = 3e-3  # AdamW learning rate (after warm-up)
+    weight_decay: float = 0.0  # AdamW weight decay
+    warmup_steps: int = 50  # linear learning-rate warm-up
     grad_clip: float | None = 1.0  # max global gradient norm, or None
-    eval_every: int = 100        # evaluate every this many steps (and at the end)
-    seed: int = 0                # seeds Python, torch and the batch generator
-    progress: bool = True        # show a tqdm progress bar
+    eval_every: int = 100  # evaluate every this many steps (and at the end)
+    seed: int = 0  # seeds Python, torch and the batch generator
+    progress: bool = True  # show a tqdm progress bar
 
 
 @dataclass
 class History:
     """What ``fit`` measured: training loss per step, evaluation metrics per evaluation."""
 
-    steps: list[int] = field(default_factory=list)          # step of each training loss
-    loss: list[float] = field(default_factory=list)         # training loss at each step
-    eval_steps: list[int] = field(default_factory=list)     # step of each evaluation
+    steps: list[int] = field(default_factory=list)  # step of each training loss
+    loss: list[float] = field(default_factory=list)  # training loss at each step
+    eval_steps: list[int] = field(default_factory=list)  # step of each evaluation
     metrics: dict[str, list[float]] = field(default_factory=dict)  # name -> value per evaluation
 
     def last(self, name: str) -> float:
@@ -59,8 +61,8 @@ def seed_everything(seed: int) -> torch.Generator:
 
 def fit(
     model: nn.Module,
-    make_batch: Callable[[int, torch.Generator], Batch],
-    loss_fn: Callable[[nn.Module, Batch], Tensor],
+    make_batch: Callable[[int, torch.Generator], AnyBatch],
+    loss_fn: Callable[[nn.Module, AnyBatch], Tensor],
     config: TrainConfig,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
 ) -> History:
@@ -76,11 +78,17 @@ def fit(
             ``torch.no_grad`` every ``config.eval_every`` steps and after the last step.
     """
     if config.steps <= 0 or config.batch_size <= 0:
-        raise ValueError(f"steps and batch_size must be positive; got {config.steps}, {config.batch_size}")
+        raise ValueError(
+            f"steps and batch_size must be positive; got {config.steps}, {config.batch_size}"
+        )
     generator = seed_everything(config.seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.lr, weight_decay=config.weight_decay
+    )
     warmup = max(1, config.warmup_steps)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / warmup)
+    )
     history = History()
 
     def run_evaluation(step: int) -> None:
@@ -95,7 +103,9 @@ def fit(
             history.metrics.setdefault(name, []).append(float(value))
 
     model.train()
-    bar = tqdm(range(1, config.steps + 1), disable=not config.progress, leave=False, desc="training")
+    bar = tqdm(
+        range(1, config.steps + 1), disable=not config.progress, leave=False, desc="training"
+    )
     for step in bar:
         batch = make_batch(config.batch_size, generator)
         loss = loss_fn(model, batch)

@@ -26,8 +26,14 @@ LOCAL_SCHEMES = {"file", "data", "blob", "about"}
 # Chromium flags for a closed network: without the background-networking ones Chromium keeps
 # trying to reach Google's update and sync services.
 CHROMIUM_ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--disable-dev-shm-usage",
 ]
 
@@ -65,8 +71,10 @@ def pytest_collection_modifyitems(config, items) -> None:
     """
     if (SITE / "index.html").exists() or os.environ.get("ATTNBOOK_REQUIRE_SITE") == "1":
         return
-    skip = pytest.mark.skip(reason=f"no built site at {SITE}: run `make site-test` (or build it "
-                                   "with jupyter-book build . -W -n --keep-going)")
+    skip = pytest.mark.skip(
+        reason=f"no built site at {SITE}: run `make site-test` (or build it "
+        "with jupyter-book build . -W -n --keep-going)"
+    )
     for item in items:
         if "tests/site/" in item.nodeid or item.nodeid.startswith("site/"):
             item.add_marker(skip)
@@ -75,7 +83,9 @@ def pytest_collection_modifyitems(config, items) -> None:
 @pytest.fixture(scope="session")
 def site_url() -> str:
     if not (SITE / "index.html").exists():
-        pytest.fail(f"no built site at {SITE}; build it first: jupyter-book build . -W -n --keep-going")
+        pytest.fail(
+            f"no built site at {SITE}; build it first: jupyter-book build . -W -n --keep-going"
+        )
     handler = functools.partial(_QuietHandler, directory=str(SITE))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from conftest import SITE, site_pages
 
 # Console messages that are not ours and do not affect the page. Keep this list short and say
@@ -34,7 +33,9 @@ BROKEN_IMAGES = """() => Array.from(document.images)
 
 WIDGET_VIEWS = """() => ({
   views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
-  rendered: document.querySelectorAll('.jupyter-widgets.widget-container, .jupyter-widgets.widget-inline-hbox, .jupyter-widgets').length
+  rendered: document.querySelectorAll(
+    '.jupyter-widgets.widget-container, .jupyter-widgets.widget-inline-hbox, .jupyter-widgets'
+  ).length
 })"""
 
 
@@ -55,13 +56,17 @@ def open_page(offline_page, url: str):
 def check_page(offline_page, url: str) -> None:
     page = open_page(offline_page, url)
     math = page.evaluate(MATH_TYPESET)
-    assert math["typeset"] >= math["math"], f"{url}: {math['math']} math blocks, {math['typeset']} typeset"
+    assert math["typeset"] >= math["math"], (
+        f"{url}: {math['math']} math blocks, {math['typeset']} typeset"
+    )
     assert math["errors"] == 0, f"{url}: {math['errors']} MathJax errors"
 
     views = page.evaluate(WIDGET_VIEWS)["views"]
     if views:
         page.wait_for_function(
-            "n => document.querySelectorAll('.jupyter-widgets').length >= n", arg=views, timeout=20_000
+            "n => document.querySelectorAll('.jupyter-widgets').length >= n",
+            arg=views,
+            timeout=20_000,
         )
 
     page.wait_for_load_state("networkidle")
@@ -77,7 +82,9 @@ def test_page_works_offline(offline_page, site_url, page):
 
 
 @pytest.mark.site
-@pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("book/0") or p == "book/intro.html"])
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if p.startswith("book/0") or p == "book/intro.html"]
+)
 def test_page_works_from_disk(offline_page, page):
     """Opened as a file, with no server and no network, math and widgets still work."""
     check_page(offline_page, (SITE / page).as_uri())
@@ -130,8 +137,11 @@ def test_every_control_switches_the_view_without_a_kernel(offline_page, site_url
     for kind, control in found:
         before = pg.evaluate(VISIBLE_IMAGES)
         switch(kind, control)
-        pg.wait_for_function(f"before => JSON.stringify(({VISIBLE_IMAGES})()) !== JSON.stringify(before)",
-                             arg=before, timeout=5_000)
+        pg.wait_for_function(
+            f"before => JSON.stringify(({VISIBLE_IMAGES})()) !== JSON.stringify(before)",
+            arg=before,
+            timeout=5_000,
+        )
     assert offline_page.blocked == []
 
 

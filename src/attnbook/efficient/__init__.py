@@ -5,7 +5,7 @@
 * :mod:`~attnbook.efficient.lowrank` — Linformer-style projection of keys and values;
 * :mod:`~attnbook.efficient.linear` — linear attention (elu + 1), parallel and recurrent;
 * :mod:`~attnbook.efficient.checkpointing` — gradient checkpointing of any layer;
-* :mod:`~attnbook.efficient.toy` — two small tasks and a one-layer model to compare them.
+* :mod:`~attnbook.models.toy` — two small tasks and a one-layer model to compare them.
 """
 
 from attnbook.efficient.checkpointing import Checkpointed

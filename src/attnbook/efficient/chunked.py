@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 from torch.utils.checkpoint import checkpoint
 
-from attnbook.attention import _prepare
+from attnbook.attention import check_attention_inputs
 from attnbook.masks import check_broadcastable, check_mask
 
 __all__ = ["chunked_attention", "online_softmax_merge"]
@@ -116,12 +116,16 @@ def chunked_attention(
         output of shape (..., L, Ev).
 
     Raises:
-        TypeError, ValueError: as :func:`attnbook.scaled_dot_product_attention`, and
+        TypeError, ValueError: as :func:`~attnbook.attention.scaled_dot_product_attention`, and
             ``ValueError`` for a block size or ``workers`` that is not a positive integer.
     """
-    _, scale = _prepare(query, key, value, None, 0.0, False, scale, temperature)
+    _, scale = check_attention_inputs(query, key, value, scale=scale, temperature=temperature)
     workers = torch.get_num_threads() if workers is None else workers
-    for name, size in (("query_block", query_block), ("key_block", key_block), ("workers", workers)):
+    for name, size in (
+        ("query_block", query_block),
+        ("key_block", key_block),
+        ("workers", workers),
+    ):
         if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
             raise ValueError(f"{name} must be a positive integer; got {size!r}")
     L, S = query.size(-2), key.size(-2)
@@ -215,4 +219,3 @@ def _tile(attn_mask: Tensor, q0: int, q1: int, k0: int, k1: int) -> Tensor:
     rows = slice(q0, q1) if attn_mask.size(-2) != 1 else slice(None)
     cols = slice(k0, k1) if attn_mask.size(-1) != 1 else slice(None)
     return attn_mask[..., rows, cols]
-

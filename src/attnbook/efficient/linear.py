@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attnbook.attention import _prepare
+from attnbook.attention import check_attention_inputs
 
 __all__ = [
     "elu_feature_map",
@@ -43,9 +43,9 @@ def elu_feature_map(x: Tensor) -> Tensor:
     return F.elu(x) + 1.0
 
 
-def _check(query: Tensor, key: Tensor, value: Tensor, causal: bool) -> None:
-    _prepare(query, key, value, None, 0.0, False, None, 1.0)
-    if causal and query.size(-2) != key.size(-2):
+def _check(query: Tensor, key: Tensor, value: Tensor, is_causal: bool) -> None:
+    check_attention_inputs(query, key, value)
+    if is_causal and query.size(-2) != key.size(-2):
         raise ValueError(
             "causal linear attention needs L == S; got "
             f"query {tuple(query.shape)} and key {tuple(key.shape)}"
@@ -56,7 +56,7 @@ def linear_attention_weights(
     query: Tensor,
     key: Tensor,
     *,
-    causal: bool = False,
+    is_causal: bool = False,
     feature_map: FeatureMap = elu_feature_map,
     eps: float = 1e-6,
 ) -> Tensor:
@@ -65,9 +65,9 @@ def linear_attention_weights(
     ``weights[i, j] = phi(q_i) . phi(k_j) / (sum_j' phi(q_i) . phi(k_j') + eps)`` over the
     allowed keys; ``linear_attention(...) == linear_attention_weights(...) @ value``.
     """
-    _check(query, key, key, causal)
+    _check(query, key, key, is_causal)
     kernel = feature_map(query) @ feature_map(key).transpose(-2, -1)  # (..., L, S)
-    if causal:
+    if is_causal:
         kernel = kernel.tril()
     return kernel / (kernel.sum(dim=-1, keepdim=True) + eps)
 
@@ -77,7 +77,7 @@ def linear_attention(
     key: Tensor,
     value: Tensor,
     *,
-    causal: bool = False,
+    is_causal: bool = False,
     feature_map: FeatureMap = elu_feature_map,
     eps: float = 1e-6,
     chunk_size: int = 64,
@@ -93,7 +93,7 @@ def linear_attention(
         query: (..., L, E).
         key: (..., S, E).
         value: (..., S, Ev).
-        causal: query ``i`` sees only keys ``j <= i`` (needs L == S).
+        is_causal: query ``i`` sees only keys ``j <= i`` (needs L == S).
         feature_map: positive feature map phi, applied to queries and keys.
         eps: added to the normaliser.
         chunk_size: C, positions per chunk in the causal form.
@@ -101,11 +101,11 @@ def linear_attention(
     Returns:
         output of shape (..., L, Ev).
     """
-    _check(query, key, value, causal)
+    _check(query, key, value, is_causal)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size <= 0:
         raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}")
     phi_q, phi_k = feature_map(query), feature_map(key)  # (..., L, E), (..., S, E)
-    if not causal:
+    if not is_causal:
         kv = phi_k.transpose(-2, -1) @ value  # (..., E, Ev): sum_j phi(k_j) v_j^T
         z = phi_k.sum(dim=-2, keepdim=True).transpose(-2, -1)  # (..., E, 1): sum_j phi(k_j)
         return (phi_q @ kv) / (phi_q @ z + eps)  # (..., L, Ev)
@@ -151,7 +151,11 @@ def linear_attention_recurrent(
     z = phi_q.new_zeros((*batch, phi_q.size(-1)))  # (..., E)
     outputs = []
     for i in range(query.size(-2)):
-        q, k, v = phi_q[..., i, :], phi_k[..., i, :], value[..., i, :]  # (..., E), (..., E), (..., Ev)
+        q, k, v = (
+            phi_q[..., i, :],
+            phi_k[..., i, :],
+            value[..., i, :],
+        )  # (..., E), (..., E), (..., Ev)
         state = state + k[..., :, None] * v[..., None, :]  # (..., E, Ev)
         z = z + k
         numerator = (q[..., None, :] @ state).squeeze(-2)  # (..., Ev)

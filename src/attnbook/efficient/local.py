@@ -10,7 +10,7 @@ Two ways to compute the same thing:
   linearly with the length for a fixed window.
 
 Positions are absolute: query ``i`` may attend to key ``j`` when ``i - window <= j <= i + window``
-(``j <= i`` as well when ``causal``), also when L != S.
+(``j <= i`` as well when ``is_causal``), also when L != S.
 
 Shape legend: L target (query) length, S source (key) length, E query/key feature size,
 Ev value feature size, W = window; ``...`` is any number of batch dimensions.
@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attnbook.attention import _prepare
+from attnbook.attention import check_attention_inputs
 
 __all__ = ["local_mask", "local_attention"]
 
@@ -37,7 +37,7 @@ def local_mask(
     S: int | None = None,
     window: int = 1,
     *,
-    causal: bool = False,
+    is_causal: bool = False,
     device: torch.device | str | None = None,
 ) -> Tensor:
     """Boolean mask (``True`` = may attend) of a sliding window of half-width ``window``.
@@ -45,8 +45,8 @@ def local_mask(
     Args:
         L: target (query) length.
         S: source (key) length; defaults to ``L``.
-        window: W; query ``i`` sees keys ``i - W .. i + W`` (``i - W .. i`` if ``causal``).
-        causal: also forbid keys after the query.
+        window: W; query ``i`` sees keys ``i - W .. i + W`` (``i - W .. i`` if ``is_causal``).
+        is_causal: also forbid keys after the query.
         device: device of the mask.
 
     Returns:
@@ -54,8 +54,10 @@ def local_mask(
     """
     _check_window(window)
     S = L if S is None else S
-    offset = torch.arange(S, device=device)[None, :] - torch.arange(L, device=device)[:, None]  # (L, S): j - i
-    return (offset >= -window) & (offset <= (0 if causal else window))
+    offset = (
+        torch.arange(S, device=device)[None, :] - torch.arange(L, device=device)[:, None]
+    )  # (L, S): j - i
+    return (offset >= -window) & (offset <= (0 if is_causal else window))
 
 
 def local_attention(
@@ -64,14 +66,14 @@ def local_attention(
     value: Tensor,
     window: int,
     *,
-    causal: bool = False,
+    is_causal: bool = False,
     scale: float | None = None,
     block_size: int | None = None,
 ) -> Tensor:
     """Sliding-window attention computed on a band, in memory linear in L for a fixed window.
 
     Equals ``attnbook.scaled_dot_product_attention(query, key, value,
-    local_mask(L, S, window, causal=causal), scale=scale)[0]`` up to float rounding; a query
+    local_mask(L, S, window, is_causal=is_causal), scale=scale)[0]`` up to float rounding; a query
     with no key in its window (possible only when L > S + window) gets output 0.
 
     Args:
@@ -79,29 +81,33 @@ def local_attention(
         key: (..., S, E).
         value: (..., S, Ev).
         window: W >= 0, the half-width of the window.
-        causal: query ``i`` sees only keys ``i - W .. i``.
+        is_causal: query ``i`` sees only keys ``i - W .. i``.
         scale: factor applied to ``Q K^T``; defaults to ``1 / sqrt(E)``.
         block_size: queries per block; defaults to ``max(W, 64)``. Each block computes
-            (block_size, block_size + 2W) scores (block_size + W when causal).
+            (block_size, block_size + 2W) scores (block_size + W when is_causal).
 
     Returns:
         output of shape (..., L, Ev).
     """
-    _, scale = _prepare(query, key, value, None, 0.0, False, scale, 1.0)
+    _, scale = check_attention_inputs(query, key, value, scale=scale)
     _check_window(window)
     B = max(window, 64) if block_size is None else block_size
     if isinstance(B, bool) or not isinstance(B, int) or B <= 0:
         raise ValueError(f"block_size must be a positive integer; got {block_size!r}")
     L, S = query.size(-2), key.size(-2)
-    left, right = window, (0 if causal else window)
+    left, right = window, (0 if is_causal else window)
     blocks = -(-L // B)  # ceil(L / B)
     width = B + left + right  # keys a block of queries can see
 
     # Block b holds queries b*B .. b*B + B - 1 and needs keys b*B - left .. b*B + B - 1 + right:
     # pad the keys so that every such range exists, then take overlapping windows (a view).
     pad_right = max(0, blocks * B + right - S)
-    k_windows = F.pad(key, (0, 0, left, pad_right)).unfold(-2, width, B)[..., :blocks, :, :]  # (..., blocks, E, width)
-    v_windows = F.pad(value, (0, 0, left, pad_right)).unfold(-2, width, B)[..., :blocks, :, :]  # (..., blocks, Ev, width)
+    k_windows = F.pad(key, (0, 0, left, pad_right)).unfold(-2, width, B)[
+        ..., :blocks, :, :
+    ]  # (..., blocks, E, width)
+    v_windows = F.pad(value, (0, 0, left, pad_right)).unfold(-2, width, B)[
+        ..., :blocks, :, :
+    ]  # (..., blocks, Ev, width)
     q_blocks = F.pad(query, (0, 0, 0, blocks * B - L))  # (..., blocks * B, E)
     q_blocks = q_blocks.unflatten(-2, (blocks, B))  # (..., blocks, B, E)
 

@@ -24,7 +24,7 @@ import math
 import torch
 from torch import Tensor
 
-from attnbook.attention import _prepare, scaled_dot_product_attention
+from attnbook.attention import check_attention_inputs, scaled_dot_product_attention
 
 __all__ = ["random_projection", "pooling_projection", "lowrank_attention"]
 
@@ -38,7 +38,11 @@ def _check_sizes(S: int, rank: int) -> None:
 
 
 def random_projection(
-    S: int, rank: int, *, generator: torch.Generator | None = None, dtype: torch.dtype = torch.float32
+    S: int,
+    rank: int,
+    *,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
 ) -> Tensor:
     """A Gaussian (R, S) projection with entries N(0, 1/S).
 
@@ -86,7 +90,7 @@ def lowrank_attention(
     Returns:
         output of shape (..., L, Ev).
     """
-    _, scale = _prepare(query, key, value, None, 0.0, False, scale, 1.0)
+    _, scale = check_attention_inputs(query, key, value, scale=scale)
     proj_value = proj_key if proj_value is None else proj_value
     S = key.size(-2)
     for name, proj in (("proj_key", proj_key), ("proj_value", proj_value)):

@@ -6,18 +6,17 @@ raise on a wrong answer (a learner's code that crashes is reported too); they re
 whose ``passed`` attribute is True only when every case is right.
 """
 
+from attnbook.exercises.ch01_detective import check_soft_lookup
+from attnbook.exercises.ch02_attention import check_attention
+from attnbook.exercises.ch03_many_heads import check_param_count
+from attnbook.exercises.ch04_building_mha import check_merge_heads, check_split_heads
+from attnbook.exercises.ch05_transformer import check_pre_ln_block, check_sinusoidal_encoding
+from attnbook.exercises.ch06_training import check_pointer_loss
+from attnbook.exercises.ch07_seeing_heads import check_head_hits
+from attnbook.exercises.ch08_what_heads_do import check_head_entropy
+from attnbook.exercises.ch09_cost import check_block_attention, check_online_softmax_merge
+from attnbook.exercises.ch10_approximations import check_linear_attention
 from attnbook.exercises.report import Report
-from attnbook.exercises.coref import check_head_entropy, check_head_hits, check_pointer_loss
-from attnbook.exercises.lookup import check_soft_lookup
-from attnbook.exercises.attention import check_attention
-from attnbook.exercises.heads import check_param_count
-from attnbook.exercises.mha import check_merge_heads, check_split_heads
-from attnbook.exercises.transformer import check_pre_ln_block, check_sinusoidal_encoding
-from attnbook.exercises.efficient import (
-    check_block_attention,
-    check_linear_attention,
-    check_online_softmax_merge,
-)
 
 __all__ = [
     "Report",

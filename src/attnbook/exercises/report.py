@@ -27,7 +27,9 @@ class Report:
             problem = case()
         except Exception as exc:  # the learner's code may fail in any way; report it
             problem = f"your function raised {type(exc).__name__}: {exc}"
-        return self.check(problem is None, description if problem is None else f"{description}: {problem}")
+        return self.check(
+            problem is None, description if problem is None else f"{description}: {problem}"
+        )
 
     def __str__(self) -> str:
         head = f"{self.exercise}: {'all checks passed' if self.passed else 'not yet'}"

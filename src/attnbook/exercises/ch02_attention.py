@@ -1,0 +1,320 @@
+"""Chapter 2's coding exercise: write scaled dot-product attention with a boolean mask.
+
+The reader writes ``my_attention(query, key, value, mask=None) -> (output, weights)`` with the
+conventions of :func:`~attnbook.attention.scaled_dot_product_attention`:
+
+* query (..., L, E), key (..., S, E), value (..., S, Ev); output (..., L, Ev), weights (..., L, S);
+* ``mask`` is bool, broadcastable to (..., L, S), ``True`` where a query **may attend**;
+* a query with no allowed key gets output 0 and weights 0, never NaN.
+
+:func:`check_attention` runs it on small cases and compares with the library; when an answer is
+wrong it tries the usual mistakes (no scaling, the wrong scale, softmax over the wrong dimension,
+an inverted mask, NaN or a uniform average for a fully masked row) and names the one it finds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from attnbook.attention import scaled_dot_product_attention
+from attnbook.exercises.report import Report
+
+__all__ = ["check_attention"]
+
+Attention = Callable[..., tuple[Tensor, Tensor]]
+
+# Batch N, queries L, keys S, query/key size E, value size Ev. E != Ev, so that scaling by the
+# wrong size is visible, and L != S, so that a transposed result has the wrong shape.
+N, L, S, E, EV = 2, 3, 5, 4, 6
+ATOL, RTOL = 1e-5, 1e-4
+
+
+def _inputs(seed: int, *batch: int) -> tuple[Tensor, Tensor, Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    # Spread 2: large enough that 1/sqrt(E), 1/E and 1 give clearly different weights.
+    query = 2.0 * torch.randn(*batch, L, E, generator=gen)
+    key = 2.0 * torch.randn(*batch, S, E, generator=gen)
+    value = torch.randn(*batch, S, EV, generator=gen)
+    return query, key, value
+
+
+def _random_mask(seed: int) -> Tensor:
+    """(N, L, S) bool mask in which every row, and every row of its inverse, has a True."""
+    gen = torch.Generator().manual_seed(seed)
+    while True:
+        mask = torch.rand(N, L, S, generator=gen) < 0.5
+        if mask.any(-1).all() and (~mask).any(-1).all():
+            return mask
+
+
+def _close(a: Tensor, b: Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(a, b, atol=ATOL, rtol=RTOL, equal_nan=False)
+
+
+def _call(
+    fn: Attention, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None
+) -> tuple[Tensor, Tensor] | str:
+    """The learner's (output, weights), or a sentence saying why the result is unusable."""
+    result = fn(query, key, value, mask)
+    if isinstance(result, Tensor) or not isinstance(result, (tuple, list)) or len(result) != 2:
+        return (
+            f"return a pair (output, weights), as attnbook.scaled_dot_product_attention "
+            f"does; got {type(result).__name__}"
+        )
+    output, weights = result
+    if not isinstance(output, Tensor) or not isinstance(weights, Tensor):
+        return (
+            f"output and weights must be tensors; got {type(output).__name__} and "
+            f"{type(weights).__name__}"
+        )
+    return output, weights
+
+
+def _reference(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None = None,
+    scale: float | None = None,
+) -> tuple[Tensor, Tensor]:
+    return scaled_dot_product_attention(query, key, value, mask, scale=scale)
+
+
+def _diagnose_values(
+    query: Tensor, key: Tensor, value: Tensor, output: Tensor, weights: Tensor
+) -> str | None:
+    """None if right; else the likeliest mistake, found by trying each one."""
+    expected, expected_weights = _reference(query, key, value)
+    if _close(output, expected) and _close(weights, expected_weights):
+        return None
+    for scale, mistake in [
+        (1.0, "you forgot to divide the scores Q·Kᵀ by √d_k (the result equals the unscaled one)"),
+        (1.0 / E, "divide the scores by √d_k, not by d_k"),
+        (
+            1.0 / math.sqrt(EV),
+            "d_k is the size of the queries and keys (last dim of query), not of the values",
+        ),
+    ]:
+        wrong, _ = _reference(query, key, value, scale=scale)
+        if _close(output, wrong):
+            return mistake
+    scores = query @ key.transpose(-2, -1) / math.sqrt(E)  # (N, L, S)
+    if _close(output, torch.softmax(scores, dim=-2) @ value):
+        return "softmax must run over the keys (dim=-1), not over the queries (dim=-2)"
+    if _close(output, expected) and _close(weights, scores):
+        return "the second value returned must be the weights softmax(scores), not the scores"
+    if _close(output, expected):
+        return "the output is right but the weights returned are not the ones applied to value"
+    worst = (output - expected).abs().max().item()
+    return f"the output differs from softmax(Q·Kᵀ/√d_k)·V by up to {worst:.3g}"
+
+
+def _masked_mistake(
+    query: Tensor, key: Tensor, value: Tensor, mask: Tensor, output: Tensor
+) -> str | None:
+    """Name the mistake that reproduces ``output`` under ``mask``, or None if none does."""
+    candidates = [
+        (
+            ~mask,
+            None,
+            "the mask convention is inverted: True must mean the key MAY be attended "
+            "(as in F.scaled_dot_product_attention), not that it is masked out",
+        ),
+        (None, None, "the mask is ignored: keys where the mask is False must get weight 0"),
+        (mask, 1.0, "the scores are not divided by √d_k (see above)"),
+        (mask, 1.0 / E, "the scores are divided by d_k instead of √d_k (see above)"),
+    ]
+    for candidate_mask, scale, mistake in candidates:
+        wrong, _ = _reference(query, key, value, candidate_mask, scale=scale)
+        if _close(output, wrong):
+            return mistake
+    return None
+
+
+def check_attention(fn: Attention) -> Report:
+    """Check a learner's ``fn(query, key, value, mask=None) -> (output, weights)``.
+
+    Args:
+        fn: scaled dot-product attention with a bool mask that is ``True`` where a query may
+            attend, broadcastable to (..., L, S).
+
+    Returns:
+        a :class:`~attnbook.exercises.report.Report` with one line per case; ``passed`` is True
+        only if every case is right. The report never raises: a crash is one of its lines.
+    """
+    report = Report("check_attention")
+    query, key, value = _inputs(0, N)
+
+    def shapes() -> str | None:
+        result = _call(fn, query, key, value, None)
+        if isinstance(result, str):
+            return result
+        output, weights = result
+        if tuple(output.shape) == (N, L, E) and E != EV:
+            return (
+                f"output has shape {tuple(output.shape)}: multiply the weights by value "
+                f"(Ev = {EV} features), not by key"
+            )
+        if tuple(output.shape) != (N, L, EV):
+            return f"output should have shape (N, L, Ev) = {(N, L, EV)}; got {tuple(output.shape)}"
+        if tuple(weights.shape) != (N, L, S):
+            return f"weights should have shape (N, L, S) = {(N, L, S)}; got {tuple(weights.shape)}"
+        return None
+
+    def sums_to_one() -> str | None:
+        result = _call(fn, query, key, value, None)
+        if isinstance(result, str):
+            return result
+        _, weights = result
+        if tuple(weights.shape) != (N, L, S):
+            return "cannot check: the weights have the wrong shape (see above)"
+        ones = torch.ones(N, L)
+        if torch.allclose(weights.sum(-1), ones, atol=ATOL):
+            return None if (weights >= 0).all() else "some weights are negative"
+        if torch.allclose(weights.sum(-2), torch.ones(N, S), atol=ATOL):
+            return "softmax must run over the keys (dim=-1), not over the queries (dim=-2)"
+        return "the weights of each query must sum to 1: apply softmax over the last dimension"
+
+    def values() -> str | None:
+        result = _call(fn, query, key, value, None)
+        if isinstance(result, str):
+            return result
+        return _diagnose_values(query, key, value, *result)
+
+    def with_mask() -> str | None:
+        mask = _random_mask(1)
+        result = _call(fn, query, key, value, mask)
+        if isinstance(result, str):
+            return result
+        output, weights = result
+        expected, expected_weights = _reference(query, key, value, mask)
+        if _close(output, expected) and _close(weights, expected_weights):
+            return None
+        known = _masked_mistake(query, key, value, mask, output)
+        if known is not None:
+            return known
+        if weights.shape == mask.shape and (weights[~mask].abs() > ATOL).any():
+            return "keys where the mask is False still get some weight; they must get exactly 0"
+        worst = (output - expected).abs().max().item()
+        return f"with a mask, the output differs from the expected one by up to {worst:.3g}"
+
+    def heads_and_causal_mask() -> str | None:
+        q, k, v = _inputs(2, N, 2)  # (N, H=2, L, E): one more batch dimension, for heads
+        causal = torch.ones(L, S, dtype=torch.bool).tril()  # (L, S), broadcast over N and H
+        try:
+            result = _call(fn, q, k, v, causal)
+        except Exception as exc:  # usually a transpose that only works for 3-D inputs
+            return (
+                f"your function raised {type(exc).__name__}: {exc} (with inputs of shape "
+                "(N, H, L, E), transpose the last two dims: key.transpose(-2, -1))"
+            )
+        if isinstance(result, str):
+            return result
+        output, weights = result
+        expected, expected_weights = _reference(q, k, v, causal)
+        if _close(output, expected) and _close(weights, expected_weights):
+            return None
+        if tuple(output.shape) != tuple(expected.shape):
+            return (
+                f"with inputs of shape (N, H, L, E) = {tuple(q.shape)} the output should "
+                f"have shape {tuple(expected.shape)}; got {tuple(output.shape)} "
+                "(use key.transpose(-2, -1), not key.T or transpose(1, 2))"
+            )
+        known = _masked_mistake(q, k, v, causal, output)
+        if known is not None:
+            return known
+        worst = (output - expected).abs().max().item()
+        return f"the output differs from the expected one by up to {worst:.3g}"
+
+    def fully_masked_row() -> str | None:
+        mask = _random_mask(3)
+        mask[0, 1] = False  # query 1 of sequence 0 may attend to nothing
+        result = _call(fn, query, key, value, mask)
+        if isinstance(result, str):
+            return result
+        output, weights = result
+        if tuple(output.shape) != (N, L, EV) or tuple(weights.shape) != (N, L, S):
+            return "cannot check: the output or the weights have the wrong shape (see above)"
+        row, row_weights = output[0, 1], weights[0, 1]
+        if torch.isnan(row).any() or torch.isnan(row_weights).any():
+            return (
+                "a query with no allowed key gives NaN (softmax of a row of -inf); give such "
+                "rows output 0 and weights 0"
+            )
+        if torch.allclose(row, value[0].mean(0), atol=ATOL):
+            return (
+                "a query with no allowed key gets the average of all values (the "
+                "masked_fill(-1e9) trap); give it output 0 and weights 0"
+            )
+        if not (
+            torch.allclose(row, torch.zeros(EV)) and torch.allclose(row_weights, torch.zeros(S))
+        ):
+            known = _masked_mistake(query, key, value, mask, output)
+            return "a query with no allowed key must get output 0 and weights 0" + (
+                f" (and: {known})" if known is not None else ""
+            )
+        expected, _ = _reference(query, key, value, mask)
+        if not _close(output, expected):
+            return "the fully masked row is right, but the other rows are not (see above)"
+        return None
+
+    def inputs_unchanged() -> str | None:
+        q, k, v = query.clone(), key.clone(), value.clone()
+        mask = _random_mask(4)
+        kept = mask.clone()
+        result = _call(fn, q, k, v, mask)
+        if isinstance(result, str):
+            return result
+        changed = [
+            name
+            for name, before, after in [
+                ("query", query, q),
+                ("key", key, k),
+                ("value", value, v),
+                ("mask", kept, mask),
+            ]
+            if not torch.equal(before, after)
+        ]
+        if changed:
+            return f"your function changed its input {', '.join(changed)} in place"
+        return None
+
+    def gradients() -> str | None:
+        q, k, v = (t.clone().requires_grad_() for t in (query, key, value))
+        mask = _random_mask(5)
+        mask[1, 0] = False  # one fully masked row: its gradient must not be NaN either
+        result = _call(fn, q, k, v, mask)
+        if isinstance(result, str):
+            return result
+        output, _ = result
+        if not output.requires_grad:
+            return "the output is detached from the inputs: no gradient can reach them"
+        output.backward(torch.ones_like(output))
+        missing = [name for name, t in (("query", q), ("key", k), ("value", v)) if t.grad is None]
+        if missing:
+            return f"no gradient reaches {', '.join(missing)}"
+        bad = [
+            name
+            for name, t in (("query", q), ("key", k), ("value", v))
+            if not torch.isfinite(t.grad).all()
+        ]
+        if bad:
+            return (
+                f"the gradient of {', '.join(bad)} contains NaN or inf (often from a fully "
+                "masked row); mask the scores with masked_fill or torch.where before softmax"
+            )
+        return None
+
+    report.run("returns (output, weights) of shapes (N, L, Ev) and (N, L, S)", shapes)
+    report.run("weights are non-negative and each query's weights sum to 1", sums_to_one)
+    report.run("without a mask, equals softmax(Q·Kᵀ/√d_k)·V", values)
+    report.run("a bool mask: True = may attend, False = weight 0", with_mask)
+    report.run("inputs (N, H, L, E) with a causal (L, S) mask", heads_and_causal_mask)
+    report.run("a query with no allowed key gets output 0 and weights 0", fully_masked_row)
+    report.run("does not modify its inputs", inputs_unchanged)
+    report.run("gradients reach query, key and value and are finite", gradients)
+    return report

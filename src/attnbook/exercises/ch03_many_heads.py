@@ -1,0 +1,95 @@
+"""Chapter 3's coding exercise: count the parameters of multi-head attention by formula.
+
+The reader writes ``mha_param_count(embed_dim, num_heads, bias=True, kdim=None, vdim=None)``
+returning the number of parameters of ``torch.nn.MultiheadAttention(embed_dim, num_heads,
+bias=bias, kdim=kdim, vdim=vdim)`` — without building one. :func:`check_param_count` compares the
+answer with the count of a real :class:`~attnbook.mha.MultiHeadAttention` and, when it is wrong, names
+the usual mistake: forgetting the biases, forgetting the output projection (the 786,432 of one of
+the source articles), a count that grows with the number of heads, or ignoring ``kdim``/``vdim``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attnbook.exercises.report import Report
+from attnbook.mha import MultiHeadAttention
+
+__all__ = ["check_param_count", "mha_param_count_reference"]
+
+ParamCount = Callable[..., int]
+
+
+def mha_param_count_reference(
+    embed_dim: int,
+    num_heads: int,
+    bias: bool = True,
+    kdim: int | None = None,
+    vdim: int | None = None,
+) -> int:
+    """The true count: the parameters of a real module (built on the meta device, so no memory)."""
+    module = MultiHeadAttention(
+        embed_dim, num_heads, bias=bias, kdim=kdim, vdim=vdim, device="meta"
+    )
+    return sum(p.numel() for p in module.parameters())
+
+
+def _diagnose(answer: int, E: int, H: int, bias: bool, kdim: int | None, vdim: int | None) -> str:
+    kd = E if kdim is None else kdim
+    vd = E if vdim is None else vdim
+    weights = E * E + kd * E + vd * E + E * E
+    biases = 4 * E
+    if bias and answer == weights:
+        return "you counted the weights but not the biases (each of the four projections has E)"
+    if answer == E * E + kd * E + vd * E + (3 * E if bias else 0):
+        return "the output projection (E x E, plus E biases) is missing"
+    if answer == 3 * E * E and (kd, vd) == (E, E):
+        return (
+            "this is the 3·E² of the source article's 786,432: only the Q, K and V weights; "
+            "the output projection and the biases are missing"
+        )
+    if answer == H * (weights + (biases if bias else 0)):
+        return "each head does not get full E x E matrices: it uses a slice of E/H rows of each"
+    if (kd, vd) != (E, E) and answer == 4 * E * E + (biases if bias else 0):
+        return "k_proj maps kdim features to E (weight E x kdim), v_proj maps vdim to E"
+    if not bias and answer == weights + biases:
+        return "with bias=False there are no biases to count"
+    return f"expected {weights + (biases if bias else 0):,}, got {answer:,}"
+
+
+def check_param_count(mha_param_count: ParamCount) -> Report:
+    """Run the reader's ``mha_param_count`` on known sizes and say what is right and wrong."""
+    report = Report("mha_param_count")
+
+    def case(
+        E: int, H: int, bias: bool = True, kdim: int | None = None, vdim: int | None = None
+    ) -> Callable[[], str | None]:
+        def run() -> str | None:
+            answer = mha_param_count(E, H, bias=bias, kdim=kdim, vdim=vdim)
+            try:
+                answer = int(answer)
+            except (TypeError, ValueError):
+                return f"return an int; got {type(answer).__name__}"
+            if answer == mha_param_count_reference(E, H, bias, kdim, vdim):
+                return None
+            return _diagnose(answer, E, H, bias, kdim, vdim)
+
+        return run
+
+    report.run("d_model = 512, 8 heads: 1,050,624 parameters", case(512, 8))
+    report.run("bias=False: 1,048,576 parameters", case(512, 8, bias=False))
+
+    def any_number_of_heads() -> str | None:
+        for heads in (1, 2, 16):
+            problem = case(512, heads)()
+            if problem is not None:
+                return f"with {heads} heads: {problem}"
+        return None
+
+    report.run("the same count for 1, 2 and 16 heads", any_number_of_heads)
+    report.run("a small module: embed_dim 12, 3 heads", case(12, 3))
+    report.run(
+        "keys and values of other sizes: kdim = 32, vdim = 16", case(64, 4, kdim=32, vdim=16)
+    )
+    report.run("kdim and vdim without biases", case(64, 4, bias=False, kdim=32, vdim=16))
+    return report

@@ -1,0 +1,179 @@
+"""Checkers for chapter 5's exercises: the sinusoidal table and a pre-LN encoder block.
+
+* ``sinusoidal(length, embed_dim) -> (L, E)``, compared with
+  :func:`attnbook.positional.sinusoidal_encoding`;
+* ``pre_ln_forward(block, x) -> (N, L, E)``, the forward pass of a pre-LN encoder block written
+  from the parts of an :class:`~attnbook.blocks.EncoderBlock`, compared with the block itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from attnbook.blocks import EncoderBlock
+from attnbook.exercises.report import Report
+from attnbook.positional import sinusoidal_encoding
+
+Sinusoidal = Callable[[int, int], Tensor]
+BlockForward = Callable[[EncoderBlock, Tensor], Tensor]
+
+
+def _sinusoidal_mistakes(length: int, E: int) -> dict[str, Tensor]:
+    """Tables that typical wrong answers produce, each with the sentence that explains it."""
+    pos = torch.arange(length, dtype=torch.float64)[:, None]  # (L, 1)
+    pairs = torch.arange(0, E, 2, dtype=torch.float64)  # (E/2,) the values 2i
+    columns = torch.arange(E, dtype=torch.float64)  # (E,) every column index j
+    right = sinusoidal_encoding(length, E, dtype=torch.float64)
+    swapped = torch.empty_like(right)
+    swapped[:, 0::2], swapped[:, 1::2] = right[:, 1::2], right[:, 0::2]
+    every_column = pos / 10000 ** (columns / E)  # (L, E) a frequency per column, not per pair
+    per_column = torch.where(columns.long() % 2 == 0, every_column.sin(), every_column.cos())
+    double = pos / 10000 ** (2 * pairs / E)  # (L, E/2) exponent 4i/E: frequencies fall too fast
+    too_fast = torch.empty_like(right)
+    too_fast[:, 0::2], too_fast[:, 1::2] = double.sin(), double.cos()
+    halves = torch.cat([right[:, 0::2], right[:, 1::2]], dim=1)  # (L, E)
+    from_one = sinusoidal_encoding(length + 1, E, dtype=torch.float64)[1:]
+    return {
+        "you put all the sines first and all the cosines after (as some codebases do); the "
+        "paper interleaves them: sine in even columns 2i, cosine in odd columns 2i+1": halves,
+        "sine and cosine are swapped: even columns (2i) take the sine, odd columns the "
+        "cosine": swapped,
+        "columns 2i and 2i+1 must share one frequency, 1 / 10000**(2i/E); you gave every "
+        "column j its own, 1 / 10000**(j/E)": per_column,
+        "the exponent is 2i/E where 2i is the even column index (0, 2, 4, ...); you used "
+        "2 * (2i) / E, so the wavelengths grow too fast": too_fast,
+        "positions start at 0, so row 0 is sin(0) = 0, cos(0) = 1; your rows start at "
+        "position 1": from_one,
+    }
+
+
+def check_sinusoidal_encoding(sinusoidal: Sinusoidal) -> Report:
+    """Run the reader's ``sinusoidal(length, embed_dim)`` and say what is right and wrong."""
+    report = Report("sinusoidal")
+
+    def shape() -> str | None:
+        table = torch.as_tensor(sinusoidal(10, 6))
+        if table.shape != (10, 6):
+            return (
+                f"for length 10 and embed_dim 6 the table must be (10, 6); got {tuple(table.shape)}"
+            )
+        if not table.dtype.is_floating_point:
+            return f"the table must be floating point; got dtype {table.dtype}"
+        return None
+
+    def first_row() -> str | None:
+        row = torch.as_tensor(sinusoidal(3, 8), dtype=torch.float64)[0]
+        expected = torch.tensor([0.0, 1.0] * 4, dtype=torch.float64)
+        if row.shape == expected.shape and torch.allclose(row, expected, atol=1e-6):
+            return None
+        return f"position 0 must be [0, 1, 0, 1, ...] (sin 0, cos 0, ...); got {row.tolist()}"
+
+    def matches(length: int, E: int) -> Callable[[], str | None]:
+        def case() -> str | None:
+            table = torch.as_tensor(sinusoidal(length, E), dtype=torch.float64)
+            expected = sinusoidal_encoding(length, E, dtype=torch.float64)
+            if table.shape != expected.shape:
+                return "wrong shape (see above)"
+            if torch.allclose(table, expected, atol=1e-5):
+                return None
+            for explanation, wrong in _sinusoidal_mistakes(length, E).items():
+                if torch.allclose(table, wrong, atol=1e-5):
+                    return explanation
+            worst = (table - expected).abs().argmax()
+            pos, col = divmod(int(worst), E)
+            return (
+                f"entry (position {pos}, column {col}) should be {expected[pos, col].item():.6f}; "
+                f"got {table[pos, col].item():.6f}"
+            )
+
+        return case
+
+    report.run("returns a floating (length, embed_dim) table", shape)
+    report.run("row 0 is sin(0), cos(0), sin(0), cos(0), ...", first_row)
+    report.run("equals the paper's formula for 50 positions, embed_dim 16", matches(50, 16))
+    report.run("equals the paper's formula for 7 positions, embed_dim 64", matches(7, 64))
+    return report
+
+
+def _block(seed: int = 0) -> EncoderBlock:
+    """A small block in eval mode whose layer norms have non-trivial weights and biases."""
+    torch.manual_seed(seed)
+    block = EncoderBlock(16, 4, 32, dropout=0.0, norm_first=True).eval()
+    with torch.no_grad():
+        for norm in (block.norm1, block.norm2):
+            norm.weight.normal_(1.0, 0.3)
+            norm.bias.normal_(0.0, 0.3)
+    return block
+
+
+def _attend(block: EncoderBlock, h: Tensor) -> Tensor:
+    return block.self_attn(h, h, h, need_weights=False)[0]
+
+
+def _block_mistakes(block: EncoderBlock, x: Tensor) -> dict[str, Tensor]:
+    a, f, n1, n2 = (lambda h: _attend(block, h)), block.ff, block.norm1, block.norm2
+    post = n1(x + a(x))
+    post = n2(post + f(post))
+    h = n1(x)
+    normalised_residual = h + a(h)
+    normalised_residual = n2(normalised_residual) + f(n2(normalised_residual))
+    h = x + a(n1(x))
+    swapped = x + a(n2(x))
+    swapped = swapped + f(n1(swapped))
+    return {
+        "this is post-LN: you normalise after adding the residual; in pre-LN each sublayer "
+        "reads norm(x) and its output is added to the un-normalised x": post,
+        "the residual must carry the un-normalised x: you added the sublayer's output to "
+        "norm(x) instead of to x": normalised_residual,
+        "the feed-forward sublayer is missing (x = x + ff(norm2(x)))": h,
+        "the attention sublayer is missing (x = x + self_attn(norm1(x)))": x + f(n2(x)),
+        "you applied a final layer norm inside the block; in a pre-LN stack it comes once, "
+        "after the last block": n2(h + f(n2(h))),
+        "you swapped the norms: norm1 belongs to the attention, norm2 to the feed-forward":
+            swapped,
+    }  # fmt: skip
+
+
+def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
+    """Run the reader's ``pre_ln_forward(block, x)`` and compare it with a pre-LN block."""
+    report = Report("pre_ln_forward")
+
+    def matches(N: int, L: int, seed: int) -> Callable[[], str | None]:
+        def case() -> str | None:
+            block = _block(seed)
+            x = torch.randn(N, L, 16, generator=torch.Generator().manual_seed(seed))
+            with torch.no_grad():
+                expected, _ = block(x)
+                output = torch.as_tensor(pre_ln_forward(block, x.clone()))
+                if output.shape != expected.shape:
+                    return (
+                        f"for x of shape {(N, L, 16)} return the same shape; "
+                        f"got {tuple(output.shape)}"
+                    )
+                if torch.allclose(output, expected, atol=1e-5):
+                    return None
+                for explanation, wrong in _block_mistakes(block, x).items():
+                    if torch.allclose(output, wrong, atol=1e-5):
+                        return explanation
+            error = (output - expected).abs().max().item()
+            return f"differs from the pre-LN block by up to {error:.3g}"
+
+        return case
+
+    def leaves_input_alone() -> str | None:
+        block = _block(3)
+        x = torch.randn(2, 4, 16, generator=torch.Generator().manual_seed(3))
+        before = x.clone()
+        with torch.no_grad():
+            pre_ln_forward(block, x)
+        if torch.equal(x, before):
+            return None
+        return "your function changed x in place; build new tensors instead"
+
+    report.run("one sequence of 5 tokens", matches(1, 5, seed=1))
+    report.run("a batch of 3 sequences of 7 tokens", matches(3, 7, seed=2))
+    report.run("does not modify its input", leaves_input_alone)
+    return report

@@ -1,0 +1,172 @@
+"""Measuring what heads do, in the manner of Clark et al. (2019), Voita et al. (2019) and
+Michel et al. (2019): where each head's weight goes, how spread out it is, and how much the
+model's accuracy drops when the head is switched off.
+
+Every function takes the attention weights as the encoder returns them — one (N, H, S, S)
+tensor per layer — and a :class:`attnbook.tasks.coref.Batch`, and returns one number per head, as a
+(layers, H) tensor.
+
+Shape legend: N batch, H heads, S sentence length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import torch
+from torch import Tensor, nn
+
+from attnbook.models.detective import pointer_accuracy
+from attnbook.tasks.coref import Batch
+
+__all__ = [
+    "attention_of",
+    "pronoun_rows",
+    "pronoun_hits",
+    "mean_row_entropy",
+    "antecedent_hits",
+    "pronoun_mass",
+    "head_roles",
+    "head_entropy",
+    "accuracy_with_heads_off",
+    "head_importance",
+    "prune_curve",
+]
+
+
+def attention_of(
+    model: nn.Module, batch: Batch, head_mask: Tensor | None = None
+) -> tuple[Tensor, list[Tensor]]:
+    """The pointer's logits (N, S) and every layer's weights (N, H, S, S), in eval mode."""
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        logits, weights = model.run(batch, need_weights=True, head_mask=head_mask)
+    model.train(was_training)
+    return logits, weights
+
+
+def _stack(weights: Sequence[Tensor]) -> Tensor:
+    return torch.stack(list(weights))  # (layers, N, H, S, S)
+
+
+def pronoun_rows(weights: Tensor, pronoun: Tensor) -> Tensor:
+    """Where the pronoun looks: each head's row for it, (N, H, S), from one layer's (N, H, S, S)."""
+    return weights[torch.arange(len(pronoun), device=weights.device), :, pronoun]  # (N, H, S)
+
+
+def pronoun_hits(weights: Tensor, pronoun: Tensor, antecedent: Tensor) -> Tensor:
+    """For each head of one layer (N, H, S, S), the fraction of sentences whose pronoun row has
+    its largest weight on the antecedent; (H,). Ties go to the first position (``argmax``)."""
+    rows = pronoun_rows(weights, pronoun)  # (N, H, S)
+    return (rows.argmax(-1) == antecedent[:, None]).float().mean(0)  # (H,)
+
+
+def mean_row_entropy(weights: Tensor, key_padding_mask: Tensor) -> Tensor:
+    """Each head's row entropy (nats) averaged over the real query positions of all sentences,
+    for one layer (N, H, S, S) and its padding mask (N, S), ``True`` on padding; (H,).
+
+    A weight of 0 contributes 0 (the limit of p log p), not NaN.
+    """
+    plogp = torch.where(weights > 0, weights * weights.clamp_min(1e-30).log(), 0.0)
+    rows = -plogp.sum(-1)  # (N, H, S)
+    real = (~key_padding_mask).to(weights.dtype)[:, None, :]  # (N, 1, S)
+    return (rows * real).sum((0, 2)) / real.sum((0, 2))  # (H,)
+
+
+def pronoun_mass(weights: Sequence[Tensor], batch: Batch, positions: Tensor) -> Tensor:
+    """Mean weight that each head's pronoun row puts on ``positions`` (N, S) bool; (layers, H)."""
+    return torch.stack(
+        [(pronoun_rows(w, batch.pronoun) * positions[:, None, :]).sum(-1).mean(0) for w in weights]
+    )  # (layers, H)
+
+
+def antecedent_hits(weights: Sequence[Tensor], batch: Batch) -> Tensor:
+    """For each head, the fraction of sentences whose pronoun row peaks on the antecedent."""
+    return torch.stack(
+        [pronoun_hits(w, batch.pronoun, batch.target) for w in weights]
+    )  # (layers, H)
+
+
+def head_entropy(weights: Sequence[Tensor], batch: Batch) -> Tensor:
+    """Mean entropy (nats) of each head's rows over real query positions; (layers, H)."""
+    return torch.stack(
+        [mean_row_entropy(w, batch.key_padding_mask) for w in weights]
+    )  # (layers, H)
+
+
+def head_roles(
+    weights: Sequence[Tensor], batch: Batch, delimiter_ids: Iterable[int]
+) -> dict[str, Tensor]:
+    """Where each head's weight goes, averaged over real query positions.
+
+    Returns (layers, H) tensors: ``"previous"``, ``"next"``, ``"self"`` (mass on the token one
+    before, one after, the query itself), ``"delimiters"`` (mass on punctuation and the like),
+    ``"antecedent"`` (the pronoun row's mass on its antecedent) and ``"entropy"`` (nats).
+    """
+    w = _stack(weights)
+    S = w.shape[-1]
+    real = ~batch.key_padding_mask  # (N, S)
+    queries = real.float()[None, :, None, :]  # (1, N, 1, S)
+
+    def mean_over_queries(mass: Tensor) -> Tensor:  # mass (layers, N, H, S) per query
+        return (mass * queries).sum((1, 3)) / queries.sum((1, 3))
+
+    def diagonal(offset: int) -> Tensor:
+        eye = torch.eye(S, dtype=torch.bool, device=w.device).roll(
+            offset, dims=1
+        )  # key = query + offset
+        if offset > 0:
+            eye[-offset:] = False
+        elif offset < 0:
+            eye[:-offset] = False
+        return mean_over_queries((w * eye).sum(-1))
+
+    ids = torch.tensor(sorted(set(delimiter_ids)), device=batch.tokens.device)
+    delimiters = torch.isin(batch.tokens, ids) & real  # (N, S)
+    target = torch.nn.functional.one_hot(batch.target, S).bool()  # (N, S)
+    return {
+        "previous": diagonal(-1),
+        "next": diagonal(1),
+        "self": diagonal(0),
+        "delimiters": mean_over_queries((w * delimiters[None, :, None, None, :]).sum(-1)),
+        "antecedent": pronoun_mass(weights, batch, target),
+        "entropy": head_entropy(weights, batch),
+    }
+
+
+def accuracy_with_heads_off(
+    model: nn.Module, batch: Batch, off: Iterable[tuple[int, int]]
+) -> float:
+    """Pointer accuracy with the given (layer, head) pairs switched off by ``head_mask``."""
+    config = model.config
+    mask = torch.ones(config.num_layers, config.nhead, device=batch.tokens.device)
+    for layer, head in off:
+        mask[layer, head] = 0
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        logits, _ = model.run(batch, head_mask=mask)  # no weights needed: the fast path
+    model.train(was_training)
+    return pointer_accuracy(logits, batch.target)
+
+
+def head_importance(model: nn.Module, batch: Batch) -> Tensor:
+    """Accuracy lost when each head alone is switched off; (layers, H)."""
+    full = accuracy_with_heads_off(model, batch, [])
+    config = model.config
+    return torch.tensor(
+        [
+            [
+                full - accuracy_with_heads_off(model, batch, [(layer, head)])
+                for head in range(config.nhead)
+            ]
+            for layer in range(config.num_layers)
+        ],
+        device=batch.tokens.device,
+    )
+
+
+def prune_curve(model: nn.Module, batch: Batch, order: Sequence[tuple[int, int]]) -> list[float]:
+    """Accuracy after switching off the first k heads of ``order``, for k = 0 .. len(order)."""
+    return [accuracy_with_heads_off(model, batch, order[:k]) for k in range(len(order) + 1)]

@@ -1,0 +1,142 @@
+"""Chapter 1's detective: hand-built word features, a rule-based resolver, and attention.
+
+Every word gets a small vector of features a reader can interpret ("is a person", "is male",
+...). Keys are the features themselves; a query matrix turns a word's features into *what that
+word looks for* (a pronoun looks for a person of its own gender, and not for another pronoun).
+With these hand-made vectors, attention resolves 他 / "he" by construction — no training — so
+every number in the chapter can be checked by hand.
+
+Chinese is tokenised by character (老张 is two tokens, 老 "old" and 张 "Zhang"), English by
+whitespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import torch
+from torch import Tensor
+
+from attnbook.attention import scaled_dot_product_attention
+
+#: The six interpretable features of every word, in column order.
+FEATURES: tuple[str, ...] = ("person", "male", "female", "pronoun", "verb", "modifier")
+#: Feature name -> its column in :data:`FEATURES`.
+FEATURE_INDEX = {name: i for i, name in enumerate(FEATURES)}
+
+
+def _vec(**features: float) -> tuple[float, ...]:
+    unknown = set(features) - set(FEATURES)
+    if unknown:
+        raise ValueError(f"unknown features {sorted(unknown)}; expected some of {FEATURES}")
+    return tuple(float(features.get(name, 0.0)) for name in FEATURES)
+
+
+#: One entry per token. Prefixes such as 老 ("old") and 小 ("little") are half a person — they
+#: only ever appear as part of a name here.
+WORD_FEATURES: dict[str, tuple[float, ...]] = {
+    # Chinese, one character per token
+    "老": _vec(person=0.5, male=0.5),
+    "小": _vec(person=0.5),
+    "张": _vec(person=1, male=1),
+    "李": _vec(person=1, male=1),
+    "丽": _vec(person=1, female=1),
+    "他": _vec(person=1, male=1, pronoun=1),
+    "她": _vec(person=1, female=1, pronoun=1),
+    "说": _vec(verb=1),
+    "对": _vec(modifier=0.5),
+    "和": _vec(modifier=0.5),
+    "很": _vec(modifier=1),
+    "累": _vec(modifier=1, verb=0.5),
+    # English, one word per token
+    "Zhang": _vec(person=1, male=1),
+    "Li": _vec(person=1, male=1),
+    "Mary": _vec(person=1, female=1),
+    "he": _vec(person=1, male=1, pronoun=1),
+    "she": _vec(person=1, female=1, pronoun=1),
+    "He": _vec(person=1, male=1, pronoun=1),
+    "told": _vec(verb=1),
+    "said": _vec(verb=1),
+    "and": _vec(modifier=0.5),
+    "was": _vec(verb=0.5),
+    "tired": _vec(modifier=1, verb=0.5),
+}
+
+
+def _query_matrix() -> Tensor:
+    """W_q, (features, features): row i says how much a word's features *seek* feature i."""
+    w = torch.zeros(len(FEATURES), len(FEATURES))
+    w[FEATURE_INDEX["person"], FEATURE_INDEX["pronoun"]] = 2.0  # a pronoun looks for a person ...
+    w[FEATURE_INDEX["male"], FEATURE_INDEX["male"]] = 2.0  # ... of its own gender ...
+    w[FEATURE_INDEX["female"], FEATURE_INDEX["female"]] = 2.0
+    w[
+        FEATURE_INDEX["pronoun"], FEATURE_INDEX["pronoun"]
+    ] = -3.0  # ... that is not itself a pronoun.
+    w[FEATURE_INDEX["person"], FEATURE_INDEX["verb"]] = 1.5  # a verb looks for who does it
+    w[FEATURE_INDEX["verb"], FEATURE_INDEX["modifier"]] = (
+        1.5  # a modifier looks for what it modifies
+    )
+    w[FEATURE_INDEX["verb"], FEATURE_INDEX["person"]] = (
+        0.5  # a name looks, a little, for what it does
+    )
+    return w
+
+
+#: W_q, what each word looks for given its features (row = feature sought, column = feature had).
+QUERY_MATRIX: Tensor = _query_matrix()
+
+
+def features(
+    tokens: Sequence[str], lexicon: Mapping[str, Sequence[float]] = WORD_FEATURES
+) -> Tensor:
+    """The (len(tokens), len(FEATURES)) matrix of hand-built features, one row per token."""
+    unknown = [t for t in tokens if t not in lexicon]
+    if unknown:
+        raise ValueError(
+            f"tokens {unknown} are not in the lexicon; add them with features {FEATURES}"
+        )
+    return torch.tensor([list(lexicon[t]) for t in tokens], dtype=torch.float32)
+
+
+def queries_keys_values(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Q = x W_qᵀ (what each word looks for), K = x (what it offers), V = x (what it carries)."""
+    return x @ QUERY_MATRIX.T, x, x
+
+
+def attend(
+    tokens: Sequence[str], lexicon: Mapping[str, Sequence[float]] = WORD_FEATURES
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Scores (L, L), weights (L, L) and outputs (L, features) for every token of a sentence.
+
+    No 1/sqrt(d) scaling here (``scale=1``): the hand-built scores are already on a sensible
+    scale. Chapter 2 explains when and why the scaling matters.
+    """
+    q, k, v = queries_keys_values(features(tokens, lexicon))
+    scores = q @ k.T
+    output, weights = scaled_dot_product_attention(q, k, v, scale=1.0)
+    return scores, weights, output
+
+
+def rule_based_antecedent(
+    tokens: Sequence[str],
+    pronoun_index: int,
+    lexicon: Mapping[str, Sequence[float]] = WORD_FEATURES,
+) -> int | None:
+    """The procedure of a classical program: scan, list candidates, apply rules, pick one.
+
+    1. scan the words before the pronoun; 2. keep the whole persons (person feature = 1) that are
+    not pronouns; 3. keep those whose gender agrees; 4. pick the nearest. Returns its index, or
+    None when no candidate survives the rules. It never says "I am not sure".
+    """
+    x = features(tokens, lexicon)
+    pronoun = x[pronoun_index]
+    if pronoun[FEATURE_INDEX["pronoun"]] != 1:
+        raise ValueError(f"token {pronoun_index} ({tokens[pronoun_index]!r}) is not a pronoun")
+    candidates = [
+        i
+        for i in range(pronoun_index)
+        if x[i, FEATURE_INDEX["person"]] == 1 and x[i, FEATURE_INDEX["pronoun"]] == 0
+    ]
+    gender = "male" if pronoun[FEATURE_INDEX["male"]] == 1 else "female"
+    agreeing = [i for i in candidates if x[i, FEATURE_INDEX[gender]] == 1]
+    return agreeing[-1] if agreeing else None

@@ -1,0 +1,73 @@
+"""Small models for the book's experiments: few parameters, trained on a CPU in seconds.
+
+:class:`LookupModel` is the smallest model that can answer a lookup task (see
+:mod:`attnbook.tasks.lookup`): token and learned position embeddings, **one**
+:class:`~attnbook.mha.MultiHeadAttention` layer, and one linear readout per lookup. It has no
+feed-forward layer and no residual connection, so everything a readout knows came through
+attention — and the number of heads is the only thing that differs between the models chapter 3
+compares. ``forward`` returns the per-head attention weights; nothing is stashed on the module.
+
+Shape legend: N batch, L sequence length, E embedding, H heads, K readouts, V vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from attnbook.mha import MultiHeadAttention
+
+__all__ = ["LookupModelConfig", "LookupModel"]
+
+
+@dataclass
+class LookupModelConfig:
+    """Sizes of a :class:`LookupModel`."""
+
+    vocab_size: int = 8  # V: tokens are 0 .. V-1
+    max_len: int = 8  # longest sequence (number of learned positions)
+    embed_dim: int = 64  # E: the same for any number of heads, so the parameter count is too
+    num_heads: int = 1  # H: must divide embed_dim
+    num_readouts: int = 2  # K: one linear readout per lookup
+    is_causal: bool = True  # a position attends only to itself and earlier positions
+
+
+class LookupModel(nn.Module):
+    """Embeddings + one multi-head attention layer + one linear readout per lookup."""
+
+    def __init__(self, config: LookupModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.token_embedding = nn.Embedding(config.vocab_size, config.embed_dim)
+        self.position_embedding = nn.Embedding(config.max_len, config.embed_dim)
+        self.attention = MultiHeadAttention(config.embed_dim, config.num_heads)
+        self.readouts = nn.ModuleList(
+            nn.Linear(config.embed_dim, config.vocab_size) for _ in range(config.num_readouts)
+        )
+
+    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
+        """Answer every lookup at every position.
+
+        Args:
+            tokens: (N, L) integer tokens, L <= ``max_len``.
+
+        Returns:
+            ``(logits, weights)``: logits (N, K, L, V), one distribution per readout and position;
+            weights (N, H, L, L), each head's attention weights.
+        """
+        if tokens.dim() != 2 or tokens.dtype.is_floating_point:
+            raise ValueError(
+                f"tokens must be a 2-D integer tensor (N, L); got {tuple(tokens.shape)}"
+            )
+        N, L = tokens.shape
+        if L > self.config.max_len:
+            raise ValueError(f"tokens has length L = {L} > max_len = {self.config.max_len}")
+        positions = torch.arange(L, device=tokens.device)  # (L,)
+        x = self.token_embedding(tokens) + self.position_embedding(positions)  # (N, L, E)
+        out, weights = self.attention(
+            x, x, x, is_causal=self.config.is_causal, average_attn_weights=False
+        )  # (N, L, E), (N, H, L, L)
+        logits = torch.stack([readout(out) for readout in self.readouts], dim=1)  # (N, K, L, V)
+        return logits, weights

@@ -1,0 +1,17 @@
+"""Figures (pure functions: tensors in, a matplotlib figure out) and the widgets that wrap them.
+
+* :mod:`~attnbook.viz.charts` — heat-maps, bars, masks, the steps of attention;
+* :mod:`~attnbook.viz.heads` — one head, a layers x heads grid, a line view;
+* :mod:`~attnbook.viz.transformer` — positional encodings and gradient norms (chapter 5);
+* :mod:`~attnbook.viz.efficient` — scaling plots and tile maps (chapters 9-10);
+* :mod:`~attnbook.viz.widgets` — figure switchers that work without a kernel;
+* :mod:`~attnbook.viz.explorer` — the head explorer, static and live;
+* :mod:`~attnbook.viz.fonts` — a CJK font for Chinese labels.
+
+The chart functions are also importable from here: ``from attnbook import viz;
+viz.heatmap(...)``.
+"""
+
+from attnbook.viz.charts import attention_steps, bars, heatmap, mask_image
+
+__all__ = ["heatmap", "bars", "attention_steps", "mask_image"]

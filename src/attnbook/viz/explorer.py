@@ -1,0 +1,192 @@
+"""The head explorer of chapter 7: sentence, layer, head, view and query token.
+
+Two versions share one drawing function, :func:`explorer_figure`:
+
+* :func:`static_explorer` pre-renders every (sentence, layer, head, view) for a few sentences
+  with :func:`attnbook.viz.widgets.figure_explorer`, so that it switches on the static site with no
+  kernel; the pronoun is the highlighted query.
+* :func:`live_explorer` recomputes on every change, so it needs a running kernel: it also takes
+  free text and any query token.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+
+import ipywidgets as widgets
+import torch
+from matplotlib.figure import Figure
+from torch import Tensor
+
+from attnbook.tasks.vocab import Vocabulary, join_tokens, tokenize
+from attnbook.viz.heads import attention_lines, head_grid, head_heatmap
+from attnbook.viz.widgets import figure_explorer, figure_png
+
+__all__ = [
+    "VIEWS",
+    "PRONOUNS",
+    "sentence_weights",
+    "explorer_figure",
+    "static_explorer",
+    "live_explorer",
+    "kernel_is_live",
+]
+
+#: The explorer's three views of one sentence.
+VIEWS = ("heat-map", "lines", "grid")
+#: The query token the explorer highlights — the first of these in the sentence.
+PRONOUNS = ("he", "she", "他", "她")
+
+
+def sentence_weights(model, vocab: Vocabulary, tokens: Sequence[str]) -> tuple[list[Tensor], int]:
+    """Every layer's (H, L, L) weights for one sentence, and the pronoun's position.
+
+    The pronoun is the first of :data:`PRONOUNS` in the sentence (or the last token).
+    Raises ``ValueError`` for tokens outside ``vocab``.
+    """
+    ids = torch.tensor([vocab.encode(tokens)])  # (1, L)
+    pronoun = next((i for i, t in enumerate(tokens) if t in PRONOUNS), len(tokens) - 1)
+    model.eval()
+    with torch.no_grad():
+        _, weights = model(
+            ids, torch.zeros_like(ids, dtype=torch.bool), torch.tensor([pronoun]), need_weights=True
+        )
+    return [w[0] for w in weights], pronoun
+
+
+def explorer_figure(
+    weights: Sequence[Tensor],
+    tokens: Sequence[str],
+    layer: int,
+    head: int,
+    view: str,
+    query: int | None,
+) -> Figure:
+    """One view of one sentence's attention: a head's heat-map, a layer's lines (all heads), or
+    the grid of every layer and head."""
+    title = join_tokens(tokens)
+    if view == "heat-map":
+        return head_heatmap(
+            weights[layer][head], tokens, query=query, title=f"layer {layer}, head {head}\n{title}"
+        )
+    if view == "lines":  # every head of the layer, one colour each, as in bertviz
+        return attention_lines(weights[layer], tokens, query=query, title=f"layer {layer}")
+    if view == "grid":
+        return head_grid([w[None] for w in weights], tokens, query=query, title=title, cell=1.9)
+    raise ValueError(f"view must be one of {VIEWS}; got {view!r}")
+
+
+def static_explorer(
+    model,
+    vocab: Vocabulary,
+    sentences: Mapping[str, Sequence[str]],
+    *,
+    dpi: int = 70,
+    colors: int | None = 64,
+) -> widgets.VBox:
+    """Pre-rendered explorer over ``sentences`` (label -> tokens) × layers × heads × views.
+
+    The lines do not depend on the head, nor the grid on the layer or head: such images are
+    rendered once and shared.
+    """
+    computed = {
+        label: sentence_weights(model, vocab, tokens) for label, tokens in sentences.items()
+    }
+    config = model.config
+    controls = {
+        "sentence": list(sentences),
+        "layer": [str(i) for i in range(config.num_layers)],
+        "head": [str(i) for i in range(config.nhead)],
+        "view": list(VIEWS),
+    }
+
+    def render(choice: dict[str, str]) -> Figure:
+        weights, pronoun = computed[choice["sentence"]]
+        return explorer_figure(
+            weights,
+            sentences[choice["sentence"]],
+            int(choice["layer"]),
+            int(choice["head"]),
+            choice["view"],
+            pronoun,
+        )
+
+    def key(choice: dict[str, str]) -> tuple:
+        if choice["view"] == "grid":
+            return choice["sentence"], "grid"
+        if choice["view"] == "lines":
+            return choice["sentence"], "lines", choice["layer"]
+        return tuple(choice.values())
+
+    return figure_explorer(
+        controls,
+        render,
+        key=key,
+        dpi=dpi,
+        colors=colors,
+        kinds={"layer": "toggle", "head": "toggle", "view": "toggle"},
+    )
+
+
+def live_explorer(
+    model, vocab: Vocabulary, sentences: Sequence[str], *, dpi: int = 70
+) -> widgets.VBox:
+    """An explorer that recomputes on every change: type any sentence made of known tokens.
+
+    Needs a running kernel; on a static page its controls do nothing (use
+    :func:`static_explorer` there).
+    """
+    config = model.config
+    text = widgets.Combobox(
+        value=sentences[0],
+        options=list(sentences),
+        ensure_option=False,
+        description="sentence",
+        continuous_update=False,
+        layout=widgets.Layout(width="44em"),
+    )
+    layer = widgets.ToggleButtons(options=list(range(config.num_layers)), description="layer")
+    head = widgets.ToggleButtons(options=list(range(config.nhead)), description="head")
+    view = widgets.ToggleButtons(options=list(VIEWS), description="view")
+    query = widgets.Dropdown(description="query token")
+    message = widgets.HTML()
+    image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+    state: dict = {}
+
+    def load_sentence(*_) -> None:
+        tokens = tokenize(text.value)
+        try:
+            weights, pronoun = sentence_weights(model, vocab, tokens)
+        except ValueError as error:
+            message.value = f"<span style='color:#b00'>{html.escape(str(error))}</span>"
+            return
+        message.value = ""
+        state.update(tokens=tokens, weights=weights)
+        query.options = [(f"{i}: {t}", i) for i, t in enumerate(tokens)]
+        query.value = pronoun  # triggers redraw
+
+    def redraw(*_) -> None:
+        if "tokens" not in state or query.value is None:
+            return
+        fig = explorer_figure(
+            state["weights"], state["tokens"], layer.value, head.value, view.value, query.value
+        )
+        image.value = figure_png(fig, dpi=dpi)
+
+    text.observe(load_sentence, names="value")
+    for control in (layer, head, view, query):
+        control.observe(redraw, names="value")
+    load_sentence()
+    redraw()
+    return widgets.VBox([text, widgets.HBox([layer, head]), view, query, message, image])
+
+
+def kernel_is_live() -> bool:
+    """True inside a running Jupyter kernel (where widget callbacks can run)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None

@@ -1,0 +1,52 @@
+"""The toy tasks produce correct targets; ToyModel runs every attention kind."""
+
+import pytest
+import torch
+
+from attnbook.models.toy import ToyConfig, ToyModel
+from attnbook.tasks.synthetic import offset_copy_batch
+
+
+@pytest.mark.parametrize("kind", ["full", "local", "linear"])
+def test_model_returns_logits_for_every_position(kind):
+    model = ToyModel(ToyConfig(attention=kind, num_classes=7))
+    tokens, _ = offset_copy_batch(3, torch.Generator().manual_seed(2), length=12)
+    assert model(tokens).shape == (3, 12, 7)
+
+
+def test_local_model_cannot_see_beyond_its_window():
+    torch.manual_seed(0)
+    model = ToyModel(ToyConfig(attention="local", window=2))
+    tokens, _ = offset_copy_batch(1, torch.Generator().manual_seed(3), length=12)
+    changed = tokens.clone()
+    changed[0, 0] = (tokens[0, 0] + 1) % 16
+    same = model(tokens)[0, 3:] - model(changed)[0, 3:]  # position 3+ sees nothing of position 0
+    assert same.abs().max() == 0
+
+
+def test_rejects_an_unknown_attention_kind():
+    with pytest.raises(ValueError, match="attention must be 'full', 'local' or 'linear'"):
+        ToyModel(ToyConfig(attention="sparse"))
+
+
+@pytest.mark.parametrize("kind", ["full", "local", "linear"])
+def test_attention_weights_reproduce_the_attention_output(kind):
+    torch.manual_seed(0)
+    model = ToyModel(ToyConfig(attention=kind, window=2))
+    tokens, _ = offset_copy_batch(2, torch.Generator().manual_seed(4), length=10)
+    _, q, k, v = model._project(tokens, None)
+    weights = model.attention_weights(tokens)
+    assert weights.shape == (2, 2, 10, 10)
+    x = model.embedding(tokens) + model.position[:10]
+    attended = (weights @ v).transpose(1, 2).reshape(2, 10, 64)
+    torch.testing.assert_close(
+        model.readout(x + model.out_proj(attended)), model(tokens), atol=1e-5, rtol=1e-5
+    )
+
+
+def test_values_are_required_when_the_model_has_a_value_embedding():
+    model = ToyModel(ToyConfig(value_vocab=5))
+    with pytest.raises(
+        ValueError, match=r"values must have the shape of tokens \(2, 4\); got None"
+    ):
+        model(torch.zeros(2, 4, dtype=torch.long))
