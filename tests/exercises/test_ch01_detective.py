@@ -1,54 +1,100 @@
-"""The chapter 1 checker accepts a right answer and names each typical mistake."""
+"""Chapter 1's checkers accept right answers and name the typical wrong ones."""
 
+import pytest
 import torch
 
-from attnbook.exercises import check_soft_lookup
+from attnbook.exercises import check_new_suspect, check_soft_lookup
+from attnbook.models.handbuilt import FEATURE_INDEX, WORD_FEATURES
 
 
-def correct(query, keys, values, temperature):
-    weights = torch.softmax(keys @ query / temperature, dim=-1)
+def book_solution(query, keys, values, temperature):
+    scores = keys @ query / temperature
+    weights = torch.softmax(scores, dim=-1)
     return weights @ values
 
 
-def test_correct_answer_passes():
-    report = check_soft_lookup(correct)
+def by_hand(query, keys, values, temperature):
+    scores = (keys * query).sum(-1) / temperature
+    e = torch.exp(scores - scores.max())
+    return (e[:, None] * values).sum(0) / e.sum()
+
+
+def edits_query(query, keys, values, temperature):
+    query /= temperature  # correct value, but edits the caller's tensor
+    return torch.softmax(keys @ query, dim=-1) @ values
+
+
+LOOKUP_RIGHT = {"the book's solution": book_solution, "by hand, max subtracted": by_hand}
+LOOKUP_WRONG = {
+    "multiplies by the temperature": (
+        lambda q, k, v, t: torch.softmax(k @ q * t, -1) @ v,
+        "divide them by it instead",
+    ),
+    "no softmax": (lambda q, k, v, t: (k @ q / t) @ v, "apply softmax to them first"),
+    "naive exp overflows": (
+        lambda q, k, v, t: (torch.exp(k @ q / t) / torch.exp(k @ q / t).sum()) @ v,
+        "overflow",
+    ),
+    "plain average": (lambda q, k, v, t: v.mean(0), "plain average"),
+    "averages the keys": (lambda q, k, v, t: torch.softmax(k @ q / t, -1) @ k, "shape (3,)"),
+    "temperature ignored": (
+        lambda q, k, v, t: torch.softmax(k @ q, -1) @ v,
+        "temperature is ignored",
+    ),
+    "edits its input": (edits_query, "changed its input query in place"),
+    "returns a list": (lambda q, k, v, t: book_solution(q, k, v, t).tolist(), "got a list"),
+}
+
+
+@pytest.mark.parametrize("name", LOOKUP_RIGHT)
+def test_right_soft_lookups_pass(name):
+    report = check_soft_lookup(LOOKUP_RIGHT[name])
     assert report.passed, str(report)
 
 
-def test_multiplying_by_temperature_is_named():
-    report = check_soft_lookup(lambda q, k, v, t: torch.softmax(k @ q * t, -1) @ v)
+@pytest.mark.parametrize("name", LOOKUP_WRONG)
+def test_wrong_soft_lookups_are_named(name):
+    fn, fragment = LOOKUP_WRONG[name]
+    report = check_soft_lookup(fn)
     assert not report.passed
-    assert "divide them by it" in str(report)
+    assert fragment in str(report), str(report)
 
 
-def test_raw_scores_without_softmax_are_named():
-    report = check_soft_lookup(lambda q, k, v, t: (k @ q / t) @ v)
-    assert "apply softmax" in str(report)
+def with_wang(features):
+    return dict(WORD_FEATURES, 王=features)
 
 
-def test_plain_average_is_named():
-    report = check_soft_lookup(lambda q, k, v, t: v.mean(0))
-    assert "ignore the query" in str(report)
+SUSPECT_RIGHT = {
+    "the book's solution (张's features)": with_wang(WORD_FEATURES["张"]),
+    "李's features": with_wang(WORD_FEATURES["李"]),
+}
+female = list(WORD_FEATURES["丽"])
+pronoun_like = list(WORD_FEATURES["他"])
+SUSPECT_WRONG = {
+    "王 missing": (dict(WORD_FEATURES), "王 is not in your lexicon"),
+    "a woman's features": (with_wang(female), "features of a woman"),
+    "marked as a pronoun": (with_wang(pronoun_like), "marked as a pronoun"),
+    "too few features": (with_wang((1.0, 1.0)), "one number per feature"),
+    "other tokens dropped": (
+        {"王": WORD_FEATURES["张"], "老": WORD_FEATURES["老"]},
+        "start from a copy",
+    ),
+}
 
 
-def test_naive_exp_overflow_is_named():
-    def naive(q, k, v, t):
-        e = torch.exp(k @ q / t)
-        return (e / e.sum()) @ v
-
-    report = check_soft_lookup(naive)
-    assert "subtract the largest score" in str(report)
+@pytest.mark.parametrize("name", SUSPECT_RIGHT)
+def test_right_lexicons_pass(name):
+    report = check_new_suspect(SUSPECT_RIGHT[name])
+    assert report.passed, str(report)
 
 
-def test_wrong_shape_is_named():
-    report = check_soft_lookup(lambda q, k, v, t: correct(q, k, v, t)[None])
-    assert "should return shape (3,)" in str(report)
-
-
-def test_a_crash_is_reported_not_raised():
-    def broken(q, k, v, t):
-        raise KeyError("oops")
-
-    report = check_soft_lookup(broken)
+@pytest.mark.parametrize("name", SUSPECT_WRONG)
+def test_wrong_lexicons_are_named(name):
+    lexicon, fragment = SUSPECT_WRONG[name]
+    report = check_new_suspect(lexicon)
     assert not report.passed
-    assert "raised KeyError" in str(report)
+    assert fragment in str(report), str(report)
+
+
+def test_the_feature_index_names_the_columns_the_checker_reads():
+    assert female[FEATURE_INDEX["female"]] == 1 and pronoun_like[FEATURE_INDEX["pronoun"]] == 1

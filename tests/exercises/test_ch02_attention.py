@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
-from attnbook.exercises import check_attention
+from attnbook.exercises import (
+    check_attention,
+    check_bert_cost,
+    check_padding_to_sdpa,
+    check_variance,
+)
 
 
 def attention(
@@ -144,3 +150,128 @@ def test_a_crash_is_reported_not_raised():
     assert not report.passed
     assert all("raised KeyError" in line for line in failed_lines(report))
     assert len(failed_lines(report)) == 8
+
+
+def with_where(query, key, value, mask=None):
+    """Another right answer: torch.where instead of masked_fill, zeros by multiplication."""
+    scores = query @ key.transpose(-2, -1) / query.size(-1) ** 0.5
+    if mask is None:
+        weights = scores.softmax(-1)
+    else:
+        scores = torch.where(mask, scores, torch.tensor(float("-inf")))
+        any_key = mask.any(-1, keepdim=True)
+        weights = torch.where(any_key, scores, 0.0).softmax(-1) * any_key * mask
+    return weights @ value, weights
+
+
+def test_another_right_answer_passes():
+    report = check_attention(with_where)
+    assert report.passed, str(report)
+
+
+def test_returning_the_scores_instead_of_the_weights_is_named():
+    def scores_back(q, k, v, m=None):
+        out, _ = attention(q, k, v, m)
+        return out, q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+
+    report = check_attention(scores_back)
+    assert "not the scores" in str(report)
+    assert "up to 0" not in str(report)
+
+
+def test_softmax_over_the_queries_with_a_mask_is_named_not_reported_as_nan():
+    report = check_attention(
+        lambda q, k, v, m=None: attention(q, k, v, m, dim=-2, zero_empty=False)
+    )
+    lines = failed_lines(report)
+    masked = [line for line in lines if line.startswith("a bool mask")]
+    assert masked and "not over the queries (dim=-2)" in masked[0], str(report)
+    assert "up to nan" not in str(report)
+
+
+def test_float64_results_are_named_as_a_dtype_mistake():
+    report = check_attention(
+        lambda q, k, v, m=None: tuple(t.double() for t in attention(q, k, v, m))
+    )
+    assert "dtype torch.float32" in str(report) and "did not match" not in str(report)
+
+
+def test_an_in_place_edit_is_named_once_and_does_not_spoil_the_other_cases():
+    def in_place(q, k, v, m=None):
+        q /= math.sqrt(q.size(-1))
+        return attention(q, k, v, m, scale=1.0)
+
+    report = check_attention(in_place)
+    value_cases = [
+        ok for ok, message in report.lines if "gradient" not in message and "modify" not in message
+    ]
+    assert all(value_cases), str(report)  # every case got fresh inputs
+    assert "changed its input query in place" in str(report)
+
+
+# ---- the padding mask for F.scaled_dot_product_attention --------------------------------
+
+PADDING_RIGHT = {
+    "the book's solution": lambda kpm: ~kpm[:, None, None, :],
+    "a float mask": lambda kpm: torch.zeros(kpm.shape).masked_fill(kpm, float("-inf"))[
+        :, None, None, :
+    ],
+    "spelled out to (N, 1, L, S)": lambda kpm: (~kpm)[:, None, None, :].expand(-1, 1, 4, -1),
+}
+PADDING_WRONG = {
+    "not inverted": (lambda kpm: kpm[:, None, None, :], "convention is inverted"),
+    "no head and query dims": (lambda kpm: ~kpm, "does not broadcast"),
+    "float with the wrong sign": (
+        lambda kpm: torch.zeros(kpm.shape).masked_fill(~kpm, float("-inf"))[:, None, None, :],
+        "-inf on padding",
+    ),
+    "edits the mask": (lambda kpm: kpm.logical_not_()[:, None, None, :], "changed its input"),
+}
+
+
+@pytest.mark.parametrize("name", PADDING_RIGHT)
+def test_right_padding_conversions_pass(name):
+    report = check_padding_to_sdpa(PADDING_RIGHT[name])
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize("name", PADDING_WRONG)
+def test_wrong_padding_conversions_are_named(name):
+    fn, fragment = PADDING_WRONG[name]
+    report = check_padding_to_sdpa(fn)
+    assert not report.passed and fragment in str(report), str(report)
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        ((1024, 32), None),
+        ((1024.0, 32.0), None),
+        ((256, 32), "σ⁴, not σ²"),
+        ((64, 8), "that is the variance for σ = 1"),
+        ((1024, 8), "divide by σ²√d_k"),
+        ((1024, 1024), "standard deviation"),
+    ],
+)
+def test_variance_answers(answer, fragment):
+    report = check_variance(*answer)
+    assert report.passed if fragment is None else (not report.passed and fragment in str(report)), (
+        str(report)
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        ((2_415_919_104, 805_306_368, 1536), None),
+        ((8 * 512 * 768**2, 4 * 512**2 * 768, 2 * 768), None),
+        ((1_207_959_552, 805_306_368, 1536), "multiply-add is 2 FLOPs"),
+        ((2_415_919_104, 805_306_368, 768), "n = 2d, not n = d"),
+        ((2_415_919_104, 12 * 805_306_368, 1536), "expected 805,306,368"),
+    ],
+)
+def test_bert_cost_answers(answer, fragment):
+    report = check_bert_cost(*answer)
+    assert report.passed if fragment is None else (not report.passed and fragment in str(report)), (
+        str(report)
+    )

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from attnbook.exercises import check_pre_ln_block, check_sinusoidal_encoding
+from attnbook.exercises import check_decoder_count, check_pre_ln_block, check_sinusoidal_encoding
 
 
 def sinusoidal(length: int, embed_dim: int) -> torch.Tensor:
@@ -101,9 +101,33 @@ def pre_ln(block, x):
     return x + block.dropout2(block.ff(block.norm2(x)))
 
 
-def test_right_pre_ln_answer_passes() -> None:
-    report = check_pre_ln_block(pre_ln)
+def pre_ln_named(block, x):
+    """Another right answer: the sublayers written out with their own names."""
+    attention_out = block.dropout1(attend(block, block.norm1(x)))
+    after_attention = x + attention_out
+    feed_forward_out = block.dropout2(block.ff(block.norm2(after_attention)))
+    return after_attention + feed_forward_out
+
+
+@pytest.mark.parametrize("answer", [pre_ln, pre_ln_named])
+def test_right_pre_ln_answers_pass(answer) -> None:
+    report = check_pre_ln_block(answer)
     assert report.passed, str(report)
+
+
+def dropout_over_the_sum(block, x):
+    x = block.dropout1(x + attend(block, block.norm1(x)))
+    return block.dropout2(x + block.ff(block.norm2(x)))
+
+
+def no_dropout(block, x):
+    x = x + attend(block, block.norm1(x))
+    return x + block.ff(block.norm2(x))
+
+
+def swapped_dropouts(block, x):
+    x = x + block.dropout2(attend(block, block.norm1(x)))
+    return x + block.dropout1(block.ff(block.norm2(x)))
 
 
 def post_ln(block, x):
@@ -146,7 +170,10 @@ def in_place(block, x):
         (lambda b, x: x + b.ff(b.norm2(x)), "the attention sublayer is missing"),
         (extra_final_norm, "final layer norm inside the block"),
         (swapped_norms, "you swapped the norms"),
-        (in_place, "changed x in place"),
+        (in_place, "changed its input x in place"),
+        (dropout_over_the_sum, "not to the sum"),
+        (no_dropout, "dropout1 and dropout2 are not applied"),
+        (swapped_dropouts, "dropout1 goes with the attention"),
         (lambda b, x: pre_ln(b, x)[:, :1], "return the same shape"),
         (lambda b, x: pre_ln(b, x) + 0.1, "differs from the pre-LN block by up to 0.1"),
     ],
@@ -155,3 +182,28 @@ def test_pre_ln_mistakes_are_named(answer, words: str) -> None:
     report = check_pre_ln_block(answer)
     assert not report.passed
     assert words in str(report), str(report)
+
+
+@pytest.mark.parametrize(
+    ("total", "attention", "fragment"),
+    [
+        (4_204_032, 1_050_624, "TWO attention layers"),
+        (4_204_032, 2 * 4 * 512 * 512, "4 x 512 biases"),
+        (4_204_032 - 3 * 1024, 2_101_248, "three layer norms"),
+        (4_204_032 - 2_099_712, 2_101_248, "feed-forward network"),
+    ],
+)
+def test_decoder_count_mistakes_are_named(total, attention, fragment) -> None:
+    report = check_decoder_count(total, attention)
+    assert not report.passed and fragment in str(report), str(report)
+
+
+def test_the_decoder_count_by_formula_and_by_module_pass() -> None:
+    from attnbook import DecoderBlock
+
+    block = DecoderBlock(512, 8, 2048)
+    by_module = sum(p.numel() for p in block.parameters())
+    attention = sum(p.numel() for m in (block.self_attn, block.cross_attn) for p in m.parameters())
+    assert check_decoder_count(by_module, attention).passed
+    by_formula = 2 * (4 * 512**2 + 4 * 512) + (2 * 512 * 2048 + 2048 + 512) + 3 * 2 * 512
+    assert check_decoder_count(by_formula, 2 * (4 * 512**2 + 4 * 512)).passed

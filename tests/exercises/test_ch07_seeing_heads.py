@@ -1,20 +1,170 @@
-"""The chapter 7 checker accepts the right answer and names the usual mistake."""
+"""Chapter 7's checkers: hit rates, the binding head, and the gender-aware baseline."""
 
+import pytest
 import torch
 
-from attnbook.exercises import check_head_hits
+from attnbook.exercises import check_binding, check_gender_baseline, check_head_hits
+from attnbook.tasks.coref import LEXICON
 
 
-def right_hits(weights, pronoun, antecedent):
+def book_hits(weights, pronoun, antecedent):
     rows = weights[torch.arange(len(pronoun)), :, pronoun]
     return (rows.argmax(-1) == antecedent[:, None]).float().mean(0)
 
 
-def test_head_hits_checker_accepts_the_row_argmax_and_names_the_column_mistake():
-    assert check_head_hits(right_hits).passed
+def loop_hits(weights, pronoun, antecedent):
+    N, H = weights.shape[:2]
+    hits = torch.zeros(H)
+    for n in range(N):
+        for h in range(H):
+            hits[h] += float(weights[n, h, pronoun[n]].argmax() == antecedent[n])
+    return hits / N
 
-    def column(weights, pronoun, antecedent):
-        return right_hits(weights.transpose(-1, -2), pronoun, antecedent)
 
-    report = check_head_hits(column)
-    assert not report.passed and "pronoun's column" in str(report)
+def threshold_hits(weights, pronoun, antecedent):
+    rows = weights[torch.arange(len(pronoun)), :, pronoun]
+    return (
+        (rows.gather(-1, antecedent[:, None, None].expand(-1, rows.size(1), 1))[..., 0] > 0.5)
+        .float()
+        .mean(0)
+    )
+
+
+def average_weight(weights, pronoun, antecedent):
+    rows = weights[torch.arange(len(pronoun)), :, pronoun]  # (N, H, S)
+    return rows.gather(-1, antecedent[:, None, None].expand(-1, rows.size(1), 1))[..., 0].mean(0)
+
+
+def column_hits(weights, pronoun, antecedent):
+    return book_hits(weights.transpose(-1, -2), pronoun, antecedent)
+
+
+HITS_RIGHT = {"the book's solution": book_hits, "two loops": loop_hits}
+HITS_WRONG = {
+    "weights above 0.5": (threshold_hits, "you count weights above 0.5"),
+    "the pronoun's column": (column_hits, "you read the pronoun's column"),
+    "average weight": (
+        lambda w, p, a: (
+            w[torch.arange(len(p)), :, p]
+            .gather(-1, a[:, None, None].expand(-1, w.size(1), 1))[..., 0]
+            .mean(0)
+        ),
+        "count how often it is the LARGEST",
+    ),
+    "a count, not a fraction": (
+        lambda w, p, a: book_hits(w, p, a) * len(p),
+        "divide by the number",
+    ),
+    "sizes written in": (lambda w, p, a: book_hits(w, p, a)[:3], "must return shape"),
+}
+
+
+@pytest.mark.parametrize("name", HITS_RIGHT)
+def test_right_hit_rates_pass(name):
+    report = check_head_hits(HITS_RIGHT[name])
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize("name", HITS_WRONG)
+def test_wrong_hit_rates_are_named(name):
+    fn, fragment = HITS_WRONG[name]
+    report = check_head_hits(fn)
+    assert not report.passed and fragment in str(report), str(report)
+
+
+def book_binding(weights, names, actions):
+    n = torch.arange(names.size(0))[:, None]
+    rows = weights[n, :, names]  # (N, P, H, S)
+    return rows.gather(-1, actions[:, :, None, None].expand(-1, -1, rows.size(2), 1))[..., 0].mean(
+        (0, 1)
+    )
+
+
+def loop_binding(weights, names, actions):
+    N, P = names.shape
+    total = torch.zeros(weights.size(1))
+    for n in range(N):
+        for p in range(P):
+            total += weights[n, :, names[n, p], actions[n, p]]
+    return total / (N * P)
+
+
+BINDING_RIGHT = {"advanced indexing": book_binding, "two loops": loop_binding}
+BINDING_WRONG = {
+    "the action's row": (
+        lambda w, nm, ac: book_binding(w.transpose(-1, -2), nm, ac),
+        "read each NAME's row",
+    ),
+    "every name on every action": (
+        lambda w, nm, ac: torch.stack(
+            [w[n][:, nm[n]][:, :, ac[n]].mean((1, 2)) for n in range(len(nm))]
+        ).mean(0),
+        "its OWN action only",
+    ),
+    "a sum": (lambda w, nm, ac: loop_binding(w, nm, ac) * nm.numel(), "take the mean"),
+}
+
+
+@pytest.mark.parametrize("name", BINDING_RIGHT)
+def test_right_binding_measures_pass(name):
+    report = check_binding(BINDING_RIGHT[name])
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize("name", BINDING_WRONG)
+def test_wrong_binding_measures_are_named(name):
+    fn, fragment = BINDING_WRONG[name]
+    report = check_binding(fn)
+    assert not report.passed and fragment in str(report), str(report)
+
+
+def gender_of_pronoun(example):
+    lex = LEXICON[example.language]
+    return "male" if example.tokens[example.pronoun] == lex["pronoun"]["male"] else "female"
+
+
+def book_baseline(example):
+    names = LEXICON[example.language][gender_of_pronoun(example)]
+    before = [
+        c
+        for c, name in zip(example.candidates, example.names)
+        if c < example.pronoun and name in names
+    ]
+    return max(before)
+
+
+def scanning_baseline(example):
+    names = set(LEXICON[example.language][gender_of_pronoun(example)])
+    for position in range(example.pronoun - 1, -1, -1):
+        if example.tokens[position] in names and position in example.candidates:
+            return position
+    raise ValueError("no name")
+
+
+def first_of_gender(example):
+    names = LEXICON[example.language][gender_of_pronoun(example)]
+    return min(c for c, name in zip(example.candidates, example.names) if name in names)
+
+
+BASELINE_RIGHT = {
+    "the rule with max()": book_baseline,
+    "scanning back from the pronoun": scanning_baseline,
+}
+BASELINE_WRONG = {
+    "ignores gender": (lambda e: e.nearest_preceding_name(), "you ignore gender"),
+    "first, not nearest": (first_of_gender, "take the nearest one"),
+    "returns a name": (lambda e: e.tokens[book_baseline(e)], "return a position (an int)"),
+}
+
+
+@pytest.mark.parametrize("name", BASELINE_RIGHT)
+def test_right_baselines_pass(name):
+    report = check_gender_baseline(BASELINE_RIGHT[name])
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize("name", BASELINE_WRONG)
+def test_wrong_baselines_are_named(name):
+    fn, fragment = BASELINE_WRONG[name]
+    report = check_gender_baseline(fn)
+    assert not report.passed and fragment in str(report), str(report)

@@ -1,10 +1,13 @@
 """The chapter 9 checkers accept right answers and name the typical mistakes."""
 
+import pytest
 import torch
 
 from attnbook.efficient import online_softmax_merge
-from attnbook.exercises.ch09_cost import (
+from attnbook.exercises import (
     check_block_attention,
+    check_causal_tiles,
+    check_how_long,
     check_online_softmax_merge,
 )
 
@@ -89,3 +92,123 @@ def test_missing_rescaling_is_reported():
 
 
 # ---- linear attention ----------------------------------------------------------------------
+
+
+# ---- the issues found by learners --------------------------------------------------------
+
+
+def reversed_rescaling(a, b):
+    m = torch.maximum(a[0], b[0])
+    alpha, beta = torch.exp(m - a[0]), torch.exp(m - b[0])
+    return m, alpha * a[1] + beta * b[1], alpha * a[2] + beta * b[2]
+
+
+def test_rescaling_with_the_sign_reversed_is_named_not_blamed_on_shapes():
+    report = str(check_online_softmax_merge(reversed_rescaling))
+    assert "you used exp(m - m_block)" in report
+    assert "wrong shape" not in report
+
+
+def merge_by_hand(a, b):
+    """Another right answer: rescale against the larger maximum with torch.where."""
+    (m_a, l_a, acc_a), (m_b, l_b, acc_b) = a, b
+    m = torch.where(m_a > m_b, m_a, m_b)
+    safe = torch.where(torch.isinf(m), torch.zeros_like(m), m)
+    alpha, beta = (m_a - safe).exp(), (m_b - safe).exp()
+    return m, alpha * l_a + beta * l_b, alpha * acc_a + beta * acc_b
+
+
+def test_another_right_merge_passes():
+    report = check_online_softmax_merge(merge_by_hand)
+    assert report.passed, str(report)
+
+
+def test_a_merge_that_edits_its_inputs_is_named():
+    def in_place(a, b):
+        out = online_softmax_merge(a, b)
+        a[2].zero_()
+        return out
+
+    assert "changed its input state_a" in str(check_online_softmax_merge(in_place))
+
+
+def test_a_block_attention_that_edits_its_query_is_named_and_the_rest_still_passes():
+    def in_place(q, k, v, block):
+        q /= q.size(-1) ** 0.5
+        return block_attention(q * q.size(-1) ** 0.5, k, v, block)
+
+    report = check_block_attention(in_place)
+    failed = [message for ok, message in report.lines if not ok]
+    assert len(failed) == 1 and "changed its input query" in failed[0], str(report)
+
+
+def test_only_the_last_block_is_named():
+    def last_only(q, k, v, block):
+        start = (k.size(0) - 1) // block * block
+        return torch.softmax(q @ k[start:].T / q.size(-1) ** 0.5, -1) @ v[start:]
+
+    assert "only the last block counts" in str(check_block_attention(last_only))
+
+
+def test_a_block_attention_with_sizes_written_in_fails():
+    report = check_block_attention(
+        lambda q, k, v, block: block_attention(q[:5], k[:11], v[:11], block)
+    )
+    assert not report.passed
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        ((528, 32, 528 / 1024), None),
+        ((528, 32, 0.516), None),
+        ((496, 32, 0.484), "the diagonal tiles are computed too"),
+        ((512, 32, 0.5), "not exactly half"),
+        ((528, 528, 0.516), "only the tiles on the diagonal"),
+        ((528, 32, 51.6), "not a percentage"),
+    ],
+)
+def test_causal_tile_answers(answer, fragment):
+    report = check_causal_tiles(*answer)
+    if fragment is None:
+        assert report.passed, str(report)
+    else:
+        assert not report.passed and fragment in str(report), str(report)
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        ((20_066, 3_100_000), None),
+        ((20_066, 3_143_680), None),
+        ((28_377, 3_100_000), "TWO n x n tensors"),
+        ((40_132, 3_100_000), "4 bytes"),
+        ((20_066, 786_432), "about 3,14"),
+    ],
+)
+def test_how_long_answers(answer, fragment):
+    report = check_how_long(*answer)
+    assert report.passed if fragment is None else (not report.passed and fragment in str(report)), (
+        str(report)
+    )
+
+
+def block_attention_by_merging(q, k, v, block):
+    """Another right answer: each block's state, folded with the library's merge."""
+    q = q / q.size(-1) ** 0.5
+    state = (
+        torch.full((q.size(0), 1), float("-inf")),
+        torch.zeros(q.size(0), 1),
+        torch.zeros(q.size(0), v.size(-1)),
+    )
+    for s0 in range(0, k.size(0), block):
+        s = q @ k[s0 : s0 + block].T
+        m = s.amax(-1, keepdim=True)
+        p = torch.exp(s - m)
+        state = online_softmax_merge(state, (m, p.sum(-1, keepdim=True), p @ v[s0 : s0 + block]))
+    return state[2] / state[1]
+
+
+def test_another_right_block_attention_passes():
+    report = check_block_attention(block_attention_by_merging)
+    assert report.passed, str(report)

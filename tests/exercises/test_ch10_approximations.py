@@ -1,9 +1,10 @@
 """The chapter 10 checker accepts the right answer and names the typical mistakes."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
-from attnbook.exercises import check_linear_attention
+from attnbook.exercises import check_linear_attention, check_state_bytes, check_window_layers
 
 
 def linear(q, k, v):
@@ -34,3 +35,69 @@ def test_missing_normaliser_is_named():
 def test_softmax_attention_is_named():
     report = check_linear_attention(lambda q, k, v: torch.softmax(q @ k.T / 2, -1) @ v)
     assert "that is softmax attention" in str(report)
+
+
+def with_einsum(q, k, v):
+    """Another right answer: einsum, summing over the keys first."""
+    phi_q, phi_k = F.elu(q) + 1, F.elu(k) + 1
+    kv = torch.einsum("se,sv->ev", phi_k, v)
+    return (
+        torch.einsum("le,ev->lv", phi_q, kv) / torch.einsum("le,e->l", phi_q, phi_k.sum(0))[:, None]
+    )
+
+
+def test_another_right_linear_attention_passes():
+    report = check_linear_attention(with_einsum)
+    assert report.passed, str(report)
+
+
+def test_a_quadratic_form_built_by_broadcasting_is_caught():
+    def broadcast(q, k, v):
+        w = ((F.elu(q) + 1)[:, None, :] * (F.elu(k) + 1)[None, :, :]).sum(-1)  # (L, S), no matmul
+        return (w[..., None] * v[None]).sum(1) / w.sum(-1, keepdim=True)
+
+    report = check_linear_attention(broadcast)
+    assert not report.passed and "built by broadcasting" in str(report), str(report)
+
+
+def test_relu_features_are_named():
+    def relu(q, k, v):
+        phi_q, phi_k = F.relu(q), F.relu(k)
+        return (phi_q @ (phi_k.T @ v)) / (phi_q @ phi_k.sum(0)[:, None])
+
+    assert "not relu" in str(check_linear_attention(relu))
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        ((8 * 2**20, (64 * 64 + 64) * 4), None),
+        ((2 * 16_384 * 64 * 4, 16_640), None),
+        ((4 * 2**20, 16_640), "the keys AND the values"),
+        ((2 * 2**20, 16_640), "each float32 takes 4 bytes"),
+        ((8 * 2**20, 64 * 64 * 4), "the normaliser z"),
+    ],
+)
+def test_state_byte_answers(answer, fragment):
+    report = check_state_bytes(*answer)
+    if fragment is None:
+        assert report.passed, str(report)
+    else:
+        assert not report.passed and fragment in str(report), str(report)
+
+
+@pytest.mark.parametrize(
+    ("reach", "layers", "fragment"),
+    [
+        (lambda layers, w: layers * w, 128, None),
+        (lambda layers, w: sum(w for _ in range(layers)), 128.0, None),
+        (lambda layers, w: w**layers, 128, "not by a factor w"),
+        (lambda layers, w: layers * (2 * w + 1), 128, "at most w positions back per layer"),
+        (lambda layers, w: layers * w, 64, "16,384 / 128 = 128 layers"),
+    ],
+)
+def test_window_answers(reach, layers, fragment):
+    report = check_window_layers(reach, layers)
+    assert report.passed if fragment is None else (not report.passed and fragment in str(report)), (
+        str(report)
+    )

@@ -6,31 +6,68 @@ raise on a wrong answer (a learner's code that crashes is reported too); they re
 whose ``passed`` attribute is True only when every case is right.
 """
 
-from attnbook.exercises.ch01_detective import check_soft_lookup
-from attnbook.exercises.ch02_attention import check_attention
-from attnbook.exercises.ch03_many_heads import check_param_count
-from attnbook.exercises.ch04_building_mha import check_merge_heads, check_split_heads
-from attnbook.exercises.ch05_transformer import check_pre_ln_block, check_sinusoidal_encoding
+from attnbook.exercises.ch01_detective import check_new_suspect, check_soft_lookup
+from attnbook.exercises.ch02_attention import check_attention, check_padding_to_sdpa
+from attnbook.exercises.ch02_numbers import check_bert_cost, check_variance
+from attnbook.exercises.ch03_many_heads import check_fixed_head_size, check_param_count
+from attnbook.exercises.ch04_building_mha import (
+    check_article_mask,
+    check_kdim_shapes,
+    check_merge_heads,
+    check_split_heads,
+)
+from attnbook.exercises.ch05_transformer import (
+    check_decoder_count,
+    check_pre_ln_block,
+    check_sinusoidal_encoding,
+)
 from attnbook.exercises.ch06_training import check_pointer_loss
-from attnbook.exercises.ch07_seeing_heads import check_head_hits
+from attnbook.exercises.ch07_seeing_heads import (
+    check_binding,
+    check_gender_baseline,
+    check_head_hits,
+)
 from attnbook.exercises.ch08_what_heads_do import check_head_entropy
-from attnbook.exercises.ch09_cost import check_block_attention, check_online_softmax_merge
-from attnbook.exercises.ch10_approximations import check_linear_attention
+from attnbook.exercises.ch09_cost import (
+    check_block_attention,
+    check_causal_tiles,
+    check_how_long,
+    check_online_softmax_merge,
+)
+from attnbook.exercises.ch10_approximations import (
+    check_linear_attention,
+    check_state_bytes,
+    check_window_layers,
+)
 from attnbook.exercises.report import Report
 
 __all__ = [
     "Report",
-    "check_pointer_loss",
-    "check_head_hits",
-    "check_head_entropy",
     "check_soft_lookup",
+    "check_new_suspect",
     "check_attention",
+    "check_padding_to_sdpa",
+    "check_variance",
+    "check_bert_cost",
     "check_param_count",
+    "check_fixed_head_size",
     "check_split_heads",
     "check_merge_heads",
+    "check_article_mask",
+    "check_kdim_shapes",
     "check_sinusoidal_encoding",
     "check_pre_ln_block",
+    "check_decoder_count",
+    "check_pointer_loss",
+    "check_head_hits",
+    "check_binding",
+    "check_gender_baseline",
+    "check_head_entropy",
     "check_online_softmax_merge",
     "check_block_attention",
+    "check_causal_tiles",
+    "check_how_long",
     "check_linear_attention",
+    "check_state_bytes",
+    "check_window_layers",
 ]

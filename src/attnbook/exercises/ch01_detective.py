@@ -1,19 +1,25 @@
-"""Checker for chapter 1's exercise: a soft dictionary lookup.
+"""Chapter 1's checkers: a soft dictionary lookup, and a new name in the detective's lexicon.
 
-The reader writes ``soft_lookup(query, keys, values, temperature)`` with shapes
-``(d,), (n, d), (n, dv) -> (dv,)``: softmax over ``keys @ query / temperature``, then the
-weighted average of ``values``. The reference is the library's attention with ``scale=1``.
+* ``soft_lookup(query, keys, values, temperature)`` with shapes ``(d,), (n, d), (n, dv) ->
+  (dv,)``: softmax over ``keys @ query / temperature``, then the weighted average of ``values``.
+  The reference is the library's attention with ``scale=1``.
+* ``lexicon``: a copy of :data:`~attnbook.models.handbuilt.WORD_FEATURES` with 王 added, so that
+  in 老王说他很累 the query of 他 puts most of its weight on 王.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.exercises.report import Report
+from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.models.handbuilt import FEATURE_INDEX, FEATURES, WORD_FEATURES, attend
+from attnbook.tasks.vocab import tokenize
+
+__all__ = ["check_soft_lookup", "check_new_suspect"]
 
 SoftLookup = Callable[[Tensor, Tensor, Tensor, float], Tensor]
 
@@ -25,78 +31,150 @@ def _reference(query: Tensor, keys: Tensor, values: Tensor, temperature: float) 
     return output[0]
 
 
-def _cases(seed: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+def _cases(seed: int = 0, n: int = 5, d: int = 4, dv: int = 3) -> tuple[Tensor, Tensor, Tensor]:
     g = torch.Generator().manual_seed(seed)
     return (
-        torch.randn(4, generator=g),
-        torch.randn(5, 4, generator=g),
-        torch.randn(5, 3, generator=g),
+        torch.randn(d, generator=g),
+        torch.randn(n, d, generator=g),
+        torch.randn(n, dv, generator=g),
     )
+
+
+def _diagnose(out: Tensor, query: Tensor, keys: Tensor, values: Tensor, temperature: float) -> str:
+    if torch.isnan(out).any():
+        return "the output contains NaN: did exp() overflow? use torch.softmax, which is stable"
+    if torch.allclose(out, _reference(query, keys, values, 1.0 / temperature), atol=1e-5):
+        return "you multiply the scores by the temperature; divide them by it instead"
+    if torch.allclose(out, _reference(query, keys, values, 1.0), atol=1e-5):
+        return "the temperature is ignored: divide the scores by it before the softmax"
+    if torch.allclose(out, values.mean(0), atol=1e-5):
+        return "you return the plain average of the values: the weights ignore the query"
+    if torch.allclose(out, (keys @ query / temperature) @ values, atol=1e-4):
+        return "you weight the values by the raw scores; apply softmax to them first"
+    weights = torch.softmax(keys @ query / temperature, dim=0)
+    if torch.allclose(out, weights @ keys, atol=1e-5) and keys.shape == values.shape:
+        return "you average the keys; the output is the weighted average of the VALUES"
+    expected = _reference(query, keys, values, temperature)
+    return f"expected {[round(x, 4) for x in expected.tolist()]}, got {[round(x, 4) for x in out.tolist()]}"
 
 
 def check_soft_lookup(soft_lookup: SoftLookup) -> Report:
     """Run the reader's ``soft_lookup`` on known cases and say what is right and wrong."""
     report = Report("soft_lookup")
-    query, keys, values = _cases()
 
-    def shape() -> str | None:
-        out = torch.as_tensor(soft_lookup(query, keys, values, 1.0))
-        if out.shape != (3,):
-            return f"for query (4,), keys (5, 4), values (5, 3) it should return shape (3,), got {tuple(out.shape)}"
-        return None
-
-    def matches(temperature: float) -> Callable[[], str | None]:
+    def matches(temperature: float, seed: int = 0, n: int = 5, d: int = 4, dv: int = 3):
         def case() -> str | None:
-            out = torch.as_tensor(
-                soft_lookup(query, keys, values, temperature), dtype=torch.float32
-            )
+            query, keys, values = _cases(seed, n, d, dv)
+            out = call(soft_lookup, query, keys, values, temperature)
+            problem = expect_tensor(out, (dv,), what="soft_lookup")
+            if problem is not None:
+                return problem + f" (query ({d},), keys ({n}, {d}), values ({n}, {dv}))"
             expected = _reference(query, keys, values, temperature)
-            if out.shape != expected.shape:
-                return "wrong shape (see above)"
             if torch.allclose(out, expected, atol=1e-5):
                 return None
-            if torch.allclose(out, _reference(query, keys, values, 1.0 / temperature), atol=1e-5):
-                return "you multiply the scores by the temperature; divide them by it instead"
-            if torch.allclose(out, values.mean(0), atol=1e-5):
-                return "you return the plain average of the values: the weights ignore the query"
-            if torch.allclose(out, (keys @ query) @ values, atol=1e-4):
-                return "you weight the values by the raw scores; apply softmax to them first"
-            return f"expected {expected.tolist()}, got {out.tolist()}"
+            return _diagnose(out, query, keys, values, temperature)
 
         return case
 
     def convex() -> str | None:
-        ones = torch.ones(5, 1)
-        out = torch.as_tensor(soft_lookup(query, keys, ones, 0.7), dtype=torch.float32)
+        query, keys, _ = _cases()
+        out = call(soft_lookup, query, keys, torch.ones(5, 1), 0.7)
+        problem = expect_tensor(out, (1,), what="soft_lookup")
+        if problem is not None:
+            return problem
         if not torch.allclose(out, torch.ones(1), atol=1e-5):
             return f"with every value equal to 1 the output must be 1 (weights sum to one); got {out.tolist()}"
         return None
 
     def hard_limit() -> str | None:
+        _, keys, values = _cases()
         exact = keys[2] * 10
-        out = torch.as_tensor(soft_lookup(exact, keys, values, 0.01), dtype=torch.float32)
-        if not torch.allclose(out, values[_reference_argmax(exact, keys)], atol=1e-4):
-            return (
-                "at a tiny temperature the lookup should return the value of the best-matching key"
-            )
-        return None
+        out = call(soft_lookup, exact, keys, values, 0.01)
+        best = int((keys @ exact).argmax())
+        if expect_tensor(out, (3,)) is not None:
+            return "cannot check: the result is not a tensor of shape (3,) (see above)"
+        if torch.allclose(out, values[best], atol=1e-4):
+            return None
+        return "at a tiny temperature the lookup should return the value of the best-matching key"
 
     def stable() -> str | None:
-        out = torch.as_tensor(soft_lookup(query * 1000, keys, values, 1.0), dtype=torch.float32)
-        if not torch.isfinite(out).all():
-            return "large scores overflow exp(); subtract the largest score before exponentiating"
-        return None
+        query, keys, values = _cases()
+        out = call(soft_lookup, query * 1000, keys, values, 1.0)
+        if expect_tensor(out, (3,)) is not None:
+            return "cannot check: the result is not a tensor of shape (3,) (see above)"
+        if torch.isfinite(out).all():
+            return None
+        return "large scores overflow exp(); subtract the largest score before exponentiating"
 
-    report.run("returns one output vector of the values' size", shape)
+    def unchanged() -> str | None:
+        return changed_inputs(
+            lambda *a: soft_lookup(*a, 0.5), ("query", "keys", "values"), *_cases(4)
+        )
+
     report.run("equals the reference at temperature 1", matches(1.0))
-    report.run(
-        "equals the reference at temperature 0.5 (temperature divides the scores)", matches(0.5)
-    )
+    report.run("temperature 0.5 divides the scores (sharper)", matches(0.5, seed=1))
+    report.run("temperature 3 divides the scores (flatter)", matches(3.0, seed=2))
+    report.run("other sizes: 7 keys of size 2, values of size 5", matches(1.0, 3, n=7, d=2, dv=5))
     report.run("the weights sum to one", convex)
     report.run("temperature → 0 gives the hard lookup", hard_limit)
     report.run("stays finite for very large scores", stable)
+    report.run("does not modify its inputs", unchanged)
     return report
 
 
-def _reference_argmax(query: Tensor, keys: Tensor) -> int:
-    return int((keys @ query).argmax())
+def _weight_of(
+    lexicon: Mapping[str, Sequence[float]], sentence: str, query: str, key: str
+) -> float:
+    tokens = tokenize(sentence)
+    _, weights, _ = attend(tokens, lexicon)
+    return float(weights[tokens.index(query), tokens.index(key)])
+
+
+def check_new_suspect(lexicon: Mapping[str, Sequence[float]]) -> Report:
+    """Check a lexicon in which 王 was added so that 他 in 老王说他很累 points at 王."""
+    report = Report("a new suspect")
+    sentence = "老王说他很累"
+
+    def has_wang() -> str | None:
+        if not isinstance(lexicon, Mapping):
+            return f"pass the lexicon, a dict from token to features; got {type(lexicon).__name__}"
+        if "王" not in lexicon:
+            return "王 is not in your lexicon: add lexicon['王'] = (...six features...)"
+        row = lexicon["王"]
+        if len(row) != len(FEATURES):
+            return f"王 needs one number per feature {FEATURES}; got {len(row)} numbers"
+        return None
+
+    def others_kept() -> str | None:
+        missing = [t for t in WORD_FEATURES if t not in lexicon]
+        changed = [
+            t for t in WORD_FEATURES if t in lexicon and tuple(lexicon[t]) != WORD_FEATURES[t]
+        ]
+        if missing:
+            return f"start from a copy of WORD_FEATURES: {''.join(missing[:6])}... are missing"
+        if changed:
+            return f"only add 王; you changed {changed[:4]}"
+        return None
+
+    def points_at_wang() -> str | None:
+        if has_wang() is not None:
+            return "cannot check: add 王 first (see above)"
+        tokens = tokenize(sentence)
+        _, weights, _ = attend(tokens, lexicon)
+        row = weights[tokens.index("他")]
+        best = tokens[int(row.argmax())]
+        if best == "王":
+            return None
+        wang = lexicon["王"]
+        if wang[FEATURE_INDEX["female"]] > 0:
+            return "王 has the features of a woman: 他 looks for a male person"
+        if wang[FEATURE_INDEX["pronoun"]] > 0:
+            return "王 is marked as a pronoun: 他 looks for a person who is NOT a pronoun"
+        if wang[FEATURE_INDEX["person"]] <= 0:
+            return "王 is not marked as a person"
+        return f"他 puts most of its weight on {best} ({float(row.max()):.2f}), not on 王"
+
+    report.run("王 is in the lexicon with one value per feature", has_wang)
+    report.run("every other token keeps its features", others_kept)
+    report.run("in 老王说他很累, 他 puts its largest weight on 王", points_at_wang)
+    return report

@@ -18,12 +18,13 @@ import math
 from collections.abc import Callable
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.exercises.report import Report
+from attnbook.exercises.report import LearnerError, Report, call, changed_inputs
 
-__all__ = ["check_attention"]
+__all__ = ["check_attention", "check_padding_to_sdpa"]
 
 Attention = Callable[..., tuple[Tensor, Tensor]]
 
@@ -58,8 +59,8 @@ def _close(a: Tensor, b: Tensor) -> bool:
 def _call(
     fn: Attention, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None
 ) -> tuple[Tensor, Tensor] | str:
-    """The learner's (output, weights), or a sentence saying why the result is unusable."""
-    result = fn(query, key, value, mask)
+    """The learner's (output, weights) on fresh copies of the inputs, or why it is unusable."""
+    result = call(fn, query, key, value, mask)
     if isinstance(result, Tensor) or not isinstance(result, (tuple, list)) or len(result) != 2:
         return (
             f"return a pair (output, weights), as attnbook.scaled_dot_product_attention "
@@ -70,6 +71,11 @@ def _call(
         return (
             f"output and weights must be tensors; got {type(output).__name__} and "
             f"{type(weights).__name__}"
+        )
+    if output.dtype != query.dtype or weights.dtype != query.dtype:
+        return (
+            f"return tensors of the inputs' dtype {query.dtype}; got output {output.dtype} and "
+            f"weights {weights.dtype} (a tensor made with torch.tensor(...) can change it)"
         )
     return output, weights
 
@@ -84,55 +90,63 @@ def _reference(
     return scaled_dot_product_attention(query, key, value, mask, scale=scale)
 
 
-def _diagnose_values(
-    query: Tensor, key: Tensor, value: Tensor, output: Tensor, weights: Tensor
+def _diagnose(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None,
+    output: Tensor,
+    weights: Tensor,
 ) -> str | None:
-    """None if right; else the likeliest mistake, found by trying each one."""
-    expected, expected_weights = _reference(query, key, value)
-    if _close(output, expected) and _close(weights, expected_weights):
-        return None
+    """None if right; else the likeliest mistake, found by trying each one in turn."""
+    expected, expected_weights = _reference(query, key, value, mask)
+    if output.shape != expected.shape:
+        return f"the output should have shape {tuple(expected.shape)}; got {tuple(output.shape)}"
+    if _close(output, expected):
+        if _close(weights, expected_weights):
+            return None
+        scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+        if weights.shape == scores.shape and torch.allclose(weights, scores, atol=ATOL):
+            return "the second value returned must be the weights softmax(scores), not the scores"
+        return "the output is right but the weights returned are not the ones applied to value"
+    d = query.size(-1)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d)  # (..., L, S)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    over_queries = torch.nan_to_num(torch.softmax(scores, dim=-2)) @ value
+    if _close(torch.nan_to_num(output), over_queries) or (
+        torch.isnan(output).any()
+        and weights.shape == scores.shape
+        and torch.allclose(torch.nan_to_num(weights.sum(-2)), torch.ones_like(weights.sum(-2)))
+    ):
+        return "softmax must run over the keys (dim=-1), not over the queries (dim=-2)"
     for scale, mistake in [
         (1.0, "you forgot to divide the scores Q·Kᵀ by √d_k (the result equals the unscaled one)"),
-        (1.0 / E, "divide the scores by √d_k, not by d_k"),
+        (1.0 / d, "divide the scores by √d_k, not by d_k"),
         (
-            1.0 / math.sqrt(EV),
-            "d_k is the size of the queries and keys (last dim of query), not of the values",
+            1.0 / math.sqrt(value.size(-1)),
+            "d_k is the size of the queries and keys, not of the values",
         ),
     ]:
-        wrong, _ = _reference(query, key, value, scale=scale)
-        if _close(output, wrong):
+        if _close(output, _reference(query, key, value, mask, scale=scale)[0]):
             return mistake
-    scores = query @ key.transpose(-2, -1) / math.sqrt(E)  # (N, L, S)
-    if _close(output, torch.softmax(scores, dim=-2) @ value):
-        return "softmax must run over the keys (dim=-1), not over the queries (dim=-2)"
-    if _close(output, expected) and _close(weights, scores):
-        return "the second value returned must be the weights softmax(scores), not the scores"
-    if _close(output, expected):
-        return "the output is right but the weights returned are not the ones applied to value"
+    if mask is not None:
+        if _close(output, _reference(query, key, value, ~mask)[0]):
+            return (
+                "the mask convention is inverted: True must mean the key MAY be attended "
+                "(as in F.scaled_dot_product_attention), not that it is masked out"
+            )
+        if _close(output, _reference(query, key, value)[0]):
+            return "the mask is ignored: keys where the mask is False must get weight 0"
+        if (
+            weights.shape == mask.broadcast_to(weights.shape).shape
+            and (weights[~mask.broadcast_to(weights.shape)].abs() > ATOL).any()
+        ):
+            return "keys where the mask is False still get some weight; they must get exactly 0"
+    if not torch.isfinite(output).all():
+        return "the output contains NaN or inf where softmax(Q·Kᵀ/√d_k)·V is finite"
     worst = (output - expected).abs().max().item()
     return f"the output differs from softmax(Q·Kᵀ/√d_k)·V by up to {worst:.3g}"
-
-
-def _masked_mistake(
-    query: Tensor, key: Tensor, value: Tensor, mask: Tensor, output: Tensor
-) -> str | None:
-    """Name the mistake that reproduces ``output`` under ``mask``, or None if none does."""
-    candidates = [
-        (
-            ~mask,
-            None,
-            "the mask convention is inverted: True must mean the key MAY be attended "
-            "(as in F.scaled_dot_product_attention), not that it is masked out",
-        ),
-        (None, None, "the mask is ignored: keys where the mask is False must get weight 0"),
-        (mask, 1.0, "the scores are not divided by √d_k (see above)"),
-        (mask, 1.0 / E, "the scores are divided by d_k instead of √d_k (see above)"),
-    ]
-    for candidate_mask, scale, mistake in candidates:
-        wrong, _ = _reference(query, key, value, candidate_mask, scale=scale)
-        if _close(output, wrong):
-            return mistake
-    return None
 
 
 def check_attention(fn: Attention) -> Report:
@@ -183,52 +197,36 @@ def check_attention(fn: Attention) -> Report:
         result = _call(fn, query, key, value, None)
         if isinstance(result, str):
             return result
-        return _diagnose_values(query, key, value, *result)
+        return _diagnose(query, key, value, None, *result)
 
     def with_mask() -> str | None:
         mask = _random_mask(1)
         result = _call(fn, query, key, value, mask)
         if isinstance(result, str):
             return result
-        output, weights = result
-        expected, expected_weights = _reference(query, key, value, mask)
-        if _close(output, expected) and _close(weights, expected_weights):
-            return None
-        known = _masked_mistake(query, key, value, mask, output)
-        if known is not None:
-            return known
-        if weights.shape == mask.shape and (weights[~mask].abs() > ATOL).any():
-            return "keys where the mask is False still get some weight; they must get exactly 0"
-        worst = (output - expected).abs().max().item()
-        return f"with a mask, the output differs from the expected one by up to {worst:.3g}"
+        return _diagnose(query, key, value, mask, *result)
 
     def heads_and_causal_mask() -> str | None:
         q, k, v = _inputs(2, N, 2)  # (N, H=2, L, E): one more batch dimension, for heads
         causal = torch.ones(L, S, dtype=torch.bool).tril()  # (L, S), broadcast over N and H
         try:
             result = _call(fn, q, k, v, causal)
-        except Exception as exc:  # usually a transpose that only works for 3-D inputs
+        except LearnerError as exc:  # usually a transpose that only works for 3-D inputs
             return (
-                f"your function raised {type(exc).__name__}: {exc} (with inputs of shape "
-                "(N, H, L, E), transpose the last two dims: key.transpose(-2, -1))"
+                f"your function raised {exc} (with inputs of shape (N, H, L, E), transpose "
+                "the last two dims: key.transpose(-2, -1))"
             )
         if isinstance(result, str):
             return result
-        output, weights = result
-        expected, expected_weights = _reference(q, k, v, causal)
-        if _close(output, expected) and _close(weights, expected_weights):
-            return None
+        output, _ = result
+        expected, _ = _reference(q, k, v, causal)
         if tuple(output.shape) != tuple(expected.shape):
             return (
                 f"with inputs of shape (N, H, L, E) = {tuple(q.shape)} the output should "
                 f"have shape {tuple(expected.shape)}; got {tuple(output.shape)} "
                 "(use key.transpose(-2, -1), not key.T or transpose(1, 2))"
             )
-        known = _masked_mistake(q, k, v, causal, output)
-        if known is not None:
-            return known
-        worst = (output - expected).abs().max().item()
-        return f"the output differs from the expected one by up to {worst:.3g}"
+        return _diagnose(q, k, v, causal, *result)
 
     def fully_masked_row() -> str | None:
         mask = _random_mask(3)
@@ -253,44 +251,27 @@ def check_attention(fn: Attention) -> Report:
         if not (
             torch.allclose(row, torch.zeros(EV)) and torch.allclose(row_weights, torch.zeros(S))
         ):
-            known = _masked_mistake(query, key, value, mask, output)
-            return "a query with no allowed key must get output 0 and weights 0" + (
-                f" (and: {known})" if known is not None else ""
-            )
-        expected, _ = _reference(query, key, value, mask)
-        if not _close(output, expected):
-            return "the fully masked row is right, but the other rows are not (see above)"
+            return "a query with no allowed key must get output 0 and weights 0"
+        problem = _diagnose(query, key, value, mask, output, weights)
+        if problem is not None:
+            return f"the fully masked row is right, but not the others: {problem}"
         return None
 
     def inputs_unchanged() -> str | None:
-        q, k, v = query.clone(), key.clone(), value.clone()
-        mask = _random_mask(4)
-        kept = mask.clone()
-        result = _call(fn, q, k, v, mask)
-        if isinstance(result, str):
-            return result
-        changed = [
-            name
-            for name, before, after in [
-                ("query", query, q),
-                ("key", key, k),
-                ("value", value, v),
-                ("mask", kept, mask),
-            ]
-            if not torch.equal(before, after)
-        ]
-        if changed:
-            return f"your function changed its input {', '.join(changed)} in place"
-        return None
+        return changed_inputs(
+            fn, ("query", "key", "value", "mask"), query, key, value, _random_mask(4)
+        )
 
     def gradients() -> str | None:
         q, k, v = (t.clone().requires_grad_() for t in (query, key, value))
         mask = _random_mask(5)
         mask[1, 0] = False  # one fully masked row: its gradient must not be NaN either
-        result = _call(fn, q, k, v, mask)
-        if isinstance(result, str):
-            return result
-        output, _ = result
+        try:  # these copies are the leaves whose gradients we read: no second copy here
+            output = fn(q, k, v, mask)[0]
+        except Exception as exc:
+            raise LearnerError(exc) from exc
+        if not isinstance(output, Tensor):
+            return "cannot check: the output is not a tensor (see above)"
         if not output.requires_grad:
             return "the output is detached from the inputs: no gradient can reach them"
         output.backward(torch.ones_like(output))
@@ -317,4 +298,59 @@ def check_attention(fn: Attention) -> Report:
     report.run("a query with no allowed key gets output 0 and weights 0", fully_masked_row)
     report.run("does not modify its inputs", inputs_unchanged)
     report.run("gradients reach query, key and value and are finite", gradients)
+    return report
+
+
+def check_padding_to_sdpa(convert: Callable[[Tensor], Tensor]) -> Report:
+    """Check ``convert(key_padding_mask)``: an ``nn.MultiheadAttention`` padding mask (N, S),
+    ``True`` on padding, turned into the ``attn_mask`` that ``F.scaled_dot_product_attention``
+    needs for queries (N, H, L, E) so that both ignore the same keys."""
+    report = Report("padding mask for F.scaled_dot_product_attention")
+    padding = torch.tensor(
+        [[False, False, False, True, True], [False] * 5, [False, True, True, True, True]]
+    )
+    Nb, Hb, Lb, Sb = 3, 2, 4, 5
+    g = torch.Generator().manual_seed(7)
+    q, k, v = (
+        torch.randn(Nb, Hb, Lb, 8, generator=g),
+        torch.randn(Nb, Hb, Sb, 8, generator=g),
+        torch.randn(Nb, Hb, Sb, 8, generator=g),
+    )
+    right = ~padding[:, None, None, :]  # (N, 1, 1, S), True = may attend
+
+    def case() -> str | None:
+        mask = call(convert, padding)
+        if not isinstance(mask, Tensor):
+            return f"return a tensor mask; got {type(mask).__name__}"
+        try:
+            allowed = mask.broadcast_to(Nb, Hb, Lb, Sb) if mask.dtype == torch.bool else None
+        except RuntimeError:
+            return (
+                f"a mask of shape {tuple(mask.shape)} does not broadcast to the scores (N, H, L, S) = "
+                f"{(Nb, Hb, Lb, Sb)}: add the head and query dimensions, key_padding_mask[:, None, None, :]"
+            )
+        if allowed is None:  # a float mask: added to the scores
+            try:
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype))
+            except RuntimeError as exc:
+                return f"F.scaled_dot_product_attention refuses this mask: {exc}"
+            if torch.allclose(
+                out, F.scaled_dot_product_attention(q, k, v, attn_mask=right), atol=1e-5
+            ):
+                return None
+            return "a float mask must be 0 where a key is allowed and -inf on padding"
+        if torch.equal(allowed, right.broadcast_to(allowed.shape)):
+            return None
+        if torch.equal(allowed, (~right).broadcast_to(allowed.shape)):
+            return (
+                "the convention is inverted: for F.scaled_dot_product_attention True means MAY "
+                "attend, for nn.MultiheadAttention True means padding; invert it with ~"
+            )
+        return "some allowed keys are wrong; each sequence's padded keys (and only those) must be False"
+
+    report.run("the same keys are ignored as with nn.MultiheadAttention", case)
+    report.run(
+        "does not modify the padding mask",
+        lambda: changed_inputs(convert, ("key_padding_mask",), padding),
+    )
     return report

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from attnbook.exercises.report import Report
+from torch import Tensor
+
+from attnbook.exercises.report import Report, call
 from attnbook.mha import MultiHeadAttention
 
-__all__ = ["check_param_count", "mha_param_count_reference"]
+__all__ = ["check_param_count", "check_fixed_head_size", "mha_param_count_reference"]
 
 ParamCount = Callable[..., int]
 
@@ -65,11 +67,18 @@ def check_param_count(mha_param_count: ParamCount) -> Report:
         E: int, H: int, bias: bool = True, kdim: int | None = None, vdim: int | None = None
     ) -> Callable[[], str | None]:
         def run() -> str | None:
-            answer = mha_param_count(E, H, bias=bias, kdim=kdim, vdim=vdim)
-            try:
-                answer = int(answer)
-            except (TypeError, ValueError):
-                return f"return an int; got {type(answer).__name__}"
+            answer = call(mha_param_count, E, H, bias=bias, kdim=kdim, vdim=vdim)
+            if (
+                isinstance(answer, Tensor)
+                and answer.numel() == 1
+                and not answer.is_floating_point()
+            ):
+                answer = int(answer)  # an integer tensor holds an exact count too
+            if isinstance(answer, bool) or not isinstance(answer, int):
+                return (
+                    f"return the count as an int (a number of parameters is whole); got "
+                    f"{type(answer).__name__} {answer!r}"
+                )
             if answer == mha_param_count_reference(E, H, bias, kdim, vdim):
                 return None
             return _diagnose(answer, E, H, bias, kdim, vdim)
@@ -92,4 +101,31 @@ def check_param_count(mha_param_count: ParamCount) -> Report:
         "keys and values of other sizes: kdim = 32, vdim = 16", case(64, 4, kdim=32, vdim=16)
     )
     report.run("kdim and vdim without biases", case(64, 4, bias=False, kdim=32, vdim=16))
+    return report
+
+
+def check_fixed_head_size(counts: dict[int, int]) -> Report:
+    """Check ``{H: count}`` for a head size fixed at D = 64 (E = 64 H), H in 1, 2, 4, 8, 16."""
+    report = Report("parameters with a fixed head size")
+    heads = (1, 2, 4, 8, 16)
+
+    def case() -> str | None:
+        if not isinstance(counts, dict) or sorted(counts) != list(heads):
+            got = sorted(counts) if isinstance(counts, dict) else type(counts).__name__
+            return f"give a dict with one count for each H in {heads}; got keys {got}"
+        for H in heads:
+            answer, E = counts[H], 64 * H
+            expected = mha_param_count_reference(E, H)
+            if isinstance(answer, bool) or not isinstance(answer, int):
+                return f"H = {H}: give the count as an int; got {type(answer).__name__}"
+            if answer == expected:
+                continue
+            if answer == mha_param_count_reference(512, H):
+                return f"H = {H}: that is the count for E = 512; here E = 64 H = {E}"
+            if answer == 4 * E * E:
+                return f"H = {H}: the four biases of E = {E} are missing"
+            return f"H = {H} (E = {E}): expected {expected:,}, got {answer:,}"
+        return None
+
+    report.run("E = 64 H: the count grows like H²", case)
     return report

@@ -1,8 +1,11 @@
-"""Chapter 4's coding exercises: split a tensor into heads, and merge the heads back.
+"""Chapter 4's coding exercises: split into heads, merge them back, and adapt a mask.
 
 * ``split_heads(x, num_heads)``: (N, L, E) -> (N, H, L, D), where head ``h`` holds the features
   ``h*D : (h+1)*D`` of every position, D = E // H.
 * ``merge_heads(x)``: (N, H, L, D) -> (N, L, H*D), the inverse.
+* ``article_mask(key_padding_mask, causal=False)``: a PyTorch padding mask (N, S), ``True`` on
+  padding, turned into the mask that article 000's code expects (it keeps a score where the
+  mask is nonzero), combined with a causal mask if asked.
 
 :func:`check_split_heads` and :func:`check_merge_heads` compare the reader's functions with the
 reference on tensors whose sizes all differ (so that a wrong order shows), and name the usual
@@ -20,12 +23,13 @@ import torch
 from torch import Tensor
 
 from attnbook import mha
-from attnbook.exercises.report import Report
+from attnbook.exercises.report import LearnerError, Report, call, changed_inputs, expect_tensor
 
-__all__ = ["check_split_heads", "check_merge_heads"]
+__all__ = ["check_split_heads", "check_merge_heads", "check_article_mask", "check_kdim_shapes"]
 
-N, L, H, D = 2, 3, 4, 5  # all different, so that a mixed-up order gives a different tensor
-E = H * D
+# (N, L, H, D), all different within a shape, so that a mixed-up order gives a different tensor;
+# several shapes, so that a function with sizes written into it fails.
+SHAPES = [(2, 3, 4, 5), (3, 5, 2, 7), (1, 6, 3, 2)]
 
 
 def _numbered(*shape: int) -> Tensor:
@@ -33,61 +37,57 @@ def _numbered(*shape: int) -> Tensor:
     return torch.arange(float(torch.Size(shape).numel())).reshape(shape)
 
 
-def _as_tensor(result: object) -> Tensor | str:
-    if not isinstance(result, Tensor):
-        return f"return a tensor; got {type(result).__name__}"
-    return result
-
-
-def _is_view_error(exc: Exception) -> bool:
-    return isinstance(exc, RuntimeError) and "view" in str(exc)
+def _split_mistake(x: Tensor, out: Tensor, H: int) -> str:
+    N, L, E = x.shape
+    D = E // H
+    if torch.equal(out, x.reshape(N, H, L, D)):
+        return (
+            "reshaping straight to (N, H, L, D) cuts the sequence, not the features; "
+            "view as (N, L, H, D), then transpose(1, 2)"
+        )
+    if torch.equal(out, x.reshape(N, L, D, H).permute(0, 3, 1, 2)):
+        return (
+            "your heads take every H-th feature; head h must get the block of features "
+            "h*D to (h+1)*D: view as (N, L, H, D), not (N, L, D, H)"
+        )
+    return "head h at position i must hold x[:, i, h*D:(h+1)*D]"
 
 
 def check_split_heads(split_heads: Callable[[Tensor, int], Tensor]) -> Report:
     """Run the reader's ``split_heads(x, num_heads)`` and say what is right and wrong."""
     report = Report("split_heads")
-    x = _numbered(N, L, E)
 
-    def shape() -> str | None:
-        out = _as_tensor(split_heads(x, H))
-        if isinstance(out, str):
-            return out
-        if out.shape != (N, H, L, D):
-            return (
-                f"for x of shape (N, L, E) = {tuple(x.shape)} and {H} heads it should return "
-                f"(N, H, L, D) = {(N, H, L, D)}; got {tuple(out.shape)}"
+    def case(N: int, L: int, H: int, D: int) -> Callable[[], str | None]:
+        def run() -> str | None:
+            x = _numbered(N, L, H * D)
+            out = call(split_heads, x, H)
+            problem = expect_tensor(
+                out, (N, H, L, D), what=f"split_heads(x of {(N, L, H * D)}, {H})"
             )
-        return None
+            if problem is not None:
+                return problem
+            if torch.equal(out, mha.split_heads(x, H)):
+                return None
+            return _split_mistake(x, out, H)
 
-    def values() -> str | None:
-        out = _as_tensor(split_heads(x, H))
-        if isinstance(out, str) or out.shape != (N, H, L, D):
-            return "wrong shape (see above)"
-        if torch.equal(out, mha.split_heads(x, H)):
-            return None
-        if torch.equal(out, x.reshape(N, H, L, D)):
-            return (
-                "reshaping straight to (N, H, L, D) cuts the sequence, not the features; "
-                "view as (N, L, H, D), then transpose(1, 2)"
-            )
-        if torch.equal(out, x.reshape(N, L, D, H).permute(0, 3, 1, 2)):
-            return (
-                "your heads take every H-th feature; head h must get the block of features "
-                "h*D to (h+1)*D: view as (N, L, H, D), not (N, L, D, H)"
-            )
-        return "head h at position i must hold x[:, i, h*D:(h+1)*D]"
+        return run
 
-    def head_is_a_block() -> str | None:
-        out = _as_tensor(split_heads(x, H))
-        if isinstance(out, str) or out.shape != (N, H, L, D):
-            return "wrong shape (see above)"
-        if not torch.equal(out[:, 1], x[:, :, D : 2 * D]):
-            return f"head 1 should be x[:, :, {D}:{2 * D}], the second block of {D} features"
-        return None
+    for N, L, H, D in SHAPES:
+        report.run(f"x of shape {(N, L, H * D)} into {H} heads of {D}", case(N, L, H, D))
 
-    report.run("returns (N, H, L, D)", shape)
-    report.run("puts the right features in each head", values)
-    report.run("head 1 is the second block of D features", head_is_a_block)
+    def non_contiguous() -> str | None:
+        x = _numbered(3, 4, 6).transpose(0, 1)  # (N, L, E) = (4, 3, 6), not contiguous
+        out = call(split_heads, x, 2)
+        problem = expect_tensor(out, (4, 2, 3, 3), what="split_heads")
+        if problem is not None:
+            return problem
+        return None if torch.equal(out, mha.split_heads(x, 2)) else _split_mistake(x, out, 2)
+
+    report.run("an x that is not contiguous in memory", non_contiguous)
+    report.run(
+        "does not modify its input",
+        lambda: changed_inputs(lambda x: split_heads(x, 4), ("x",), _numbered(2, 3, 20)),
+    )
     return report
 
 
@@ -95,55 +95,184 @@ def check_merge_heads(merge_heads: Callable[[Tensor], Tensor]) -> Report:
     """Run the reader's ``merge_heads(x)`` and say what is right and wrong."""
     report = Report("merge_heads")
 
-    def call(x: Tensor) -> Tensor | str:
+    def merged(x: Tensor) -> Tensor | str:
         try:
-            out = merge_heads(x)
-        except Exception as exc:
-            if _is_view_error(exc):
+            return call(merge_heads, x)
+        except LearnerError as exc:
+            if isinstance(exc.original, RuntimeError) and "view" in str(exc.original):
                 return (
                     "view cannot merge the heads after transpose(1, 2): the tensor is no "
                     "longer contiguous in memory; use reshape, or .contiguous().view(...)"
                 )
             raise
-        return _as_tensor(out)
 
-    def shape() -> str | None:
-        out = call(_numbered(N, H, L, D))
-        if isinstance(out, str):
-            return out
-        if out.shape != (N, L, E):
-            return (
-                f"for x of shape (N, H, L, D) = {(N, H, L, D)} it should return "
-                f"(N, L, H*D) = {(N, L, E)}; got {tuple(out.shape)}"
-            )
-        return None
+    def case(N: int, L: int, H: int, D: int) -> Callable[[], str | None]:
+        def run() -> str | None:
+            x = _numbered(N, H, L, D)
+            out = merged(x)
+            if isinstance(out, str):
+                return out
+            problem = expect_tensor(out, (N, L, H * D), what=f"merge_heads(x of {(N, H, L, D)})")
+            if problem is not None:
+                return problem
+            if torch.equal(out, mha.merge_heads(x)):
+                return None
+            if torch.equal(out, x.reshape(N, L, H * D)):
+                return (
+                    "reshaping (N, H, L, D) straight to (N, L, E) mixes positions; first "
+                    "transpose(1, 2) to (N, L, H, D)"
+                )
+            return "position i must hold head 0's features, then head 1's, ... for that position"
 
-    def values() -> str | None:
-        x = _numbered(N, H, L, D)
-        out = call(x)
-        if isinstance(out, str):
-            return out
-        if out.shape != (N, L, E):
-            return "wrong shape (see above)"
-        if torch.equal(out, mha.merge_heads(x)):
-            return None
-        if torch.equal(out, x.reshape(N, L, E)):
-            return (
-                "reshaping (N, H, L, D) straight to (N, L, E) mixes positions; first "
-                "transpose(1, 2) to (N, L, H, D)"
-            )
-        return "position i must hold head 0's features, then head 1's, ... for that position"
+        return run
+
+    for N, L, H, D in SHAPES:
+        report.run(f"x of shape {(N, H, L, D)} back to {(N, L, H * D)}", case(N, L, H, D))
 
     def round_trip() -> str | None:
-        x = _numbered(N, L, E)
-        out = call(mha.split_heads(x, H))
+        x = _numbered(2, 3, 20)
+        out = merged(mha.split_heads(x, 4))
         if isinstance(out, str):
             return out
-        if out.shape != x.shape or not torch.equal(out, x):
+        if not isinstance(out, Tensor) or out.shape != x.shape or not torch.equal(out, x):
             return "merge_heads(split_heads(x)) should give back x"
         return None
 
-    report.run("returns (N, L, H*D)", shape)
-    report.run("puts each head's features back in place", values)
     report.run("undoes split_heads exactly", round_trip)
+    report.run(
+        "does not modify its input",
+        lambda: changed_inputs(merge_heads, ("x",), _numbered(2, 4, 3, 5)),
+    )
+    return report
+
+
+def _expected_keep(key_padding_mask: Tensor, causal: bool) -> Tensor:
+    """Where the article's code must keep the score: (N, 1, L, S) with L = S."""
+    keep = ~key_padding_mask[:, None, None, :]  # (N, 1, 1, S)
+    if causal:
+        S = key_padding_mask.size(1)
+        keep = keep & torch.ones(S, S, dtype=torch.bool).tril()  # (N, 1, S, S)
+    return keep
+
+
+def check_article_mask(article_mask: Callable[..., Tensor]) -> Report:
+    """Check ``article_mask(key_padding_mask, causal=False)``: a mask that article 000's
+    ``masked_fill(mask == 0, -1e9)`` reads as "keep where nonzero", for scores (N, H, L, S)."""
+    report = Report("article_mask")
+    padding = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])  # right-padded, N=2, S=5
+    H = 3
+
+    def kept(causal: bool) -> Tensor | str:
+        out = call(article_mask, padding, causal=causal)
+        if not isinstance(out, Tensor):
+            return f"return a tensor the article can compare with 0; got {type(out).__name__}"
+        try:
+            return (out != 0).broadcast_to(2, H, 5, 5)
+        except RuntimeError:
+            return (
+                f"the article compares your mask with scores of shape (N, H, L, S) = "
+                f"{(2, H, 5, 5)}; shape {tuple(out.shape)} does not broadcast to it (add the "
+                "head and query dimensions: key_padding_mask[:, None, None, :])"
+            )
+
+    def case(causal: bool) -> Callable[[], str | None]:
+        def run() -> str | None:
+            keep = kept(causal)
+            if isinstance(keep, str):
+                return keep
+            expected = _expected_keep(padding, causal).broadcast_to(keep.shape)
+            if torch.equal(keep, expected):
+                return None
+            if torch.equal(keep, ~expected):
+                return "the mask is inverted: the article KEEPS scores where the mask is nonzero"
+            inverted_padding = padding[:, None, None, :] & (
+                torch.ones(5, 5, dtype=torch.bool).tril() if causal else True
+            )
+            if torch.equal(keep, inverted_padding.broadcast_to(keep.shape)):
+                return "the padding part is inverted: padding (True) must become 0 (dropped)"
+            if causal:
+                no_pad = _expected_keep(padding, False).broadcast_to(keep.shape)
+                for name, tri in [
+                    (
+                        "a query must also see itself: use tril(), not tril(-1)",
+                        torch.ones(5, 5).tril(-1),
+                    ),
+                    (
+                        "that lets each query see the NEXT token too: tril(), not tril(1)",
+                        torch.ones(5, 5).tril(1),
+                    ),
+                    (
+                        "triu keeps the future; a causal mask keeps the past: use tril()",
+                        torch.ones(5, 5).triu(),
+                    ),
+                ]:
+                    if torch.equal(keep, no_pad & tri.bool()):
+                        return name
+                if torch.equal(keep, no_pad):
+                    return "causal=True must also hide the keys after each query"
+            return "some kept (or dropped) scores are wrong; compare with ~key_padding_mask"
+
+        return run
+
+    report.run("padding only: padded keys dropped, the rest kept", case(False))
+    report.run("padding and causal: also no key after the query", case(True))
+    report.run(
+        "does not modify the padding mask",
+        lambda: changed_inputs(
+            lambda m: article_mask(m, causal=True), ("key_padding_mask",), padding
+        ),
+    )
+    return report
+
+
+def check_kdim_shapes(
+    k_proj_weight: tuple[int, ...],
+    output: tuple[int, ...],
+    weights: tuple[int, ...],
+    parameters: int,
+) -> Report:
+    """Check the shapes predicted for ``MultiHeadAttention(8, 2, kdim=12, vdim=12)`` with a query
+    (1, 6, 8) and keys and values (1, 5, 12), per-head weights, and its parameter count."""
+    report = Report("cross-attention between widths")
+    module = mha.MultiHeadAttention(8, 2, kdim=12, vdim=12)
+    out, w = module(
+        torch.zeros(1, 6, 8),
+        torch.zeros(1, 5, 12),
+        torch.zeros(1, 5, 12),
+        average_attn_weights=False,
+    )
+    truth = {
+        "k_proj.weight": (
+            tuple(module.k_proj.weight.shape),
+            tuple(k_proj_weight),
+            "a Linear from 12 to 8 features has weight (out, in) = (8, 12)",
+        ),
+        "output": (
+            tuple(out.shape),
+            tuple(output),
+            "one row per QUERY, in the query's width: (N, L, E) = (1, 6, 8)",
+        ),
+        "per-head weights": (
+            tuple(w.shape),
+            tuple(weights),
+            "one (L, S) = (6, 5) matrix per head: (N, H, L, S)",
+        ),
+    }
+    for name, (expected, answer, hint) in truth.items():
+        report.run(
+            f"the shape of {name}",
+            lambda e=expected, a=answer, h=hint: None if e == a else f"expected {e}, got {a}: {h}",
+        )
+    count = sum(p.numel() for p in module.parameters())
+
+    def parameter_count() -> str | None:
+        if parameters == count:
+            return None
+        if parameters == 4 * 8 * 8 + 4 * 8:
+            return "k_proj and v_proj map 12 features to 8: their weights are 8 x 12, not 8 x 8"
+        if parameters == count - 32:
+            return "the four biases (8 each) are missing"
+        return f"expected {count}, got {parameters}"
+
+    report.run("the parameter count", parameter_count)
     return report

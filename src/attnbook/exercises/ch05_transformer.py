@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
-from attnbook.blocks import EncoderBlock
-from attnbook.exercises.report import Report
+from attnbook.blocks import DecoderBlock, EncoderBlock
+from attnbook.exercises.report import Report, call, changed_inputs
 from attnbook.positional import sinusoidal_encoding
+
+__all__ = ["check_sinusoidal_encoding", "check_pre_ln_block", "check_decoder_count"]
 
 Sinusoidal = Callable[[int, int], Tensor]
 BlockForward = Callable[[EncoderBlock, Tensor], Tensor]
@@ -55,7 +57,11 @@ def check_sinusoidal_encoding(sinusoidal: Sinusoidal) -> Report:
     report = Report("sinusoidal")
 
     def shape() -> str | None:
-        table = torch.as_tensor(sinusoidal(10, 6))
+        table = call(sinusoidal, 10, 6)
+        try:  # nested lists of numbers are a table too
+            table = torch.as_tensor(table)
+        except (TypeError, ValueError, RuntimeError):
+            return f"return the table as a tensor; got {type(table).__name__}"
         if table.shape != (10, 6):
             return (
                 f"for length 10 and embed_dim 6 the table must be (10, 6); got {tuple(table.shape)}"
@@ -65,7 +71,7 @@ def check_sinusoidal_encoding(sinusoidal: Sinusoidal) -> Report:
         return None
 
     def first_row() -> str | None:
-        row = torch.as_tensor(sinusoidal(3, 8), dtype=torch.float64)[0]
+        row = torch.as_tensor(call(sinusoidal, 3, 8), dtype=torch.float64)[0]
         expected = torch.tensor([0.0, 1.0] * 4, dtype=torch.float64)
         if row.shape == expected.shape and torch.allclose(row, expected, atol=1e-6):
             return None
@@ -73,7 +79,7 @@ def check_sinusoidal_encoding(sinusoidal: Sinusoidal) -> Report:
 
     def matches(length: int, E: int) -> Callable[[], str | None]:
         def case() -> str | None:
-            table = torch.as_tensor(sinusoidal(length, E), dtype=torch.float64)
+            table = torch.as_tensor(call(sinusoidal, length, E), dtype=torch.float64)
             expected = sinusoidal_encoding(length, E, dtype=torch.float64)
             if table.shape != expected.shape:
                 return "wrong shape (see above)"
@@ -137,6 +143,43 @@ def _block_mistakes(block: EncoderBlock, x: Tensor) -> dict[str, Tensor]:
     }  # fmt: skip
 
 
+class _Scale(nn.Module):
+    """A deterministic stand-in for dropout: multiplies by a fixed factor, in any mode, so that
+    where the learner applies dropout1 and dropout2 shows in the output."""
+
+    def __init__(self, factor: float) -> None:
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x * self.factor
+
+
+def _with_marked_dropout(block: EncoderBlock) -> EncoderBlock:
+    block.dropout1, block.dropout2 = _Scale(0.5), _Scale(0.25)
+    return block
+
+
+def _dropout_mistakes(block: EncoderBlock, x: Tensor) -> dict[str, Tensor]:
+    a, f, n1, n2 = (lambda h: _attend(block, h)), block.ff, block.norm1, block.norm2
+    d1, d2 = block.dropout1, block.dropout2
+    over_sum = d1(x + a(n1(x)))
+    over_sum = d2(over_sum + f(n2(over_sum)))
+    none = x + a(n1(x))
+    none = none + f(n2(none))
+    swapped = x + d2(a(n1(x)))
+    swapped = swapped + d1(f(n2(swapped)))
+    before = x + a(d1(n1(x)))
+    before = before + f(d2(n2(before)))
+    return {
+        "dropout belongs to the sublayer's output before the residual addition "
+        "(x + dropout(sublayer(norm(x)))), not to the sum": over_sum,
+        "dropout1 and dropout2 are not applied (in training they must be)": none,
+        "dropout1 goes with the attention sublayer, dropout2 with the feed-forward": swapped,
+        "dropout acts on the sublayer's OUTPUT, not on its input": before,
+    }
+
+
 def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
     """Run the reader's ``pre_ln_forward(block, x)`` and compare it with a pre-LN block."""
     report = Report("pre_ln_forward")
@@ -147,7 +190,9 @@ def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
             x = torch.randn(N, L, 16, generator=torch.Generator().manual_seed(seed))
             with torch.no_grad():
                 expected, _ = block(x)
-                output = torch.as_tensor(pre_ln_forward(block, x.clone()))
+                output = call(pre_ln_forward, block, x)
+                if not isinstance(output, Tensor):
+                    return f"return the block's output tensor; got {type(output).__name__}"
                 if output.shape != expected.shape:
                     return (
                         f"for x of shape {(N, L, 16)} return the same shape; "
@@ -163,17 +208,69 @@ def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
 
         return case
 
+    def dropout_in_place() -> str | None:
+        block = _with_marked_dropout(_block(4))
+        x = torch.randn(2, 6, 16, generator=torch.Generator().manual_seed(4))
+        with torch.no_grad():
+            expected, _ = block(x)
+            output = call(pre_ln_forward, block, x)
+            if not isinstance(output, Tensor) or output.shape != expected.shape:
+                return "cannot check: wrong output (see above)"
+            if torch.allclose(output, expected, atol=1e-5):
+                return None
+            for explanation, wrong in _dropout_mistakes(block, x).items():
+                if torch.allclose(output, wrong, atol=1e-5):
+                    return explanation
+        return "with dropout1 = x0.5 and dropout2 = x0.25 the output differs from the pre-LN block"
+
     def leaves_input_alone() -> str | None:
         block = _block(3)
         x = torch.randn(2, 4, 16, generator=torch.Generator().manual_seed(3))
-        before = x.clone()
         with torch.no_grad():
-            pre_ln_forward(block, x)
-        if torch.equal(x, before):
-            return None
-        return "your function changed x in place; build new tensors instead"
+            return changed_inputs(pre_ln_forward, ("block", "x"), block, x)
 
     report.run("one sequence of 5 tokens", matches(1, 5, seed=1))
     report.run("a batch of 3 sequences of 7 tokens", matches(3, 7, seed=2))
+    report.run(
+        "dropout1 and dropout2 in their places (marked with fixed factors)", dropout_in_place
+    )
     report.run("does not modify its input", leaves_input_alone)
+    return report
+
+
+def check_decoder_count(total: int, attention: int) -> Report:
+    """Check the parameters of a decoder block (E = 512, H = 8, F = 2048) and of its two
+    attention layers, counted by hand."""
+    report = Report("decoder block parameters")
+    block = DecoderBlock(512, 8, 2048, device="meta")
+    true_total = sum(p.numel() for p in block.parameters())
+    true_attention = sum(
+        p.numel() for m in (block.self_attn, block.cross_attn) for p in m.parameters()
+    )
+
+    def attention_case() -> str | None:
+        if attention == true_attention:
+            return None
+        if attention == true_attention // 2:
+            return "a decoder block has TWO attention layers: self-attention and cross-attention"
+        if attention == 2 * 4 * 512 * 512:
+            return "each attention layer also has 4 x 512 biases"
+        return f"expected {true_attention:,}, got {attention:,}"
+
+    def total_case() -> str | None:
+        if total == true_total:
+            return None
+        ff = 512 * 2048 + 2048 + 2048 * 512 + 512
+        if total == true_total - 3 * 2 * 512:
+            return "the three layer norms (a weight and a bias of 512 each) are missing"
+        if total == true_total - 2 * 512:
+            return "a decoder block has three layer norms, one per sublayer"
+        if total == true_total - ff:
+            return "the feed-forward network (512 x 2048 and 2048 x 512, with biases) is missing"
+        if total == true_total - 2048 - 512:
+            return "the feed-forward network's biases (2048 and 512) are missing"
+        return f"expected {true_total:,}, got {total:,}"
+
+    report.run("the two attention layers", attention_case)
+    report.run("the whole block", total_case)
     return report

@@ -9,15 +9,21 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.exercises.report import Report
+from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
 
-__all__ = ["check_online_softmax_merge", "check_block_attention"]
+__all__ = [
+    "check_online_softmax_merge",
+    "check_block_attention",
+    "check_causal_tiles",
+    "check_how_long",
+]
 
 State = tuple[Tensor, Tensor, Tensor]
 ATOL = RTOL = 1e-5
@@ -33,6 +39,17 @@ def _close(a: Tensor, b: Tensor, atol: float = ATOL) -> bool:
     return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=atol, rtol=RTOL)
 
 
+def _as_state(out: object, L: int, Ev: int) -> State | str:
+    """The learner's (m, l, acc), checked once: a triple of tensors of the right shapes."""
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        return f"return a triple (m, l, acc); got {type(out).__name__}"
+    for name, t, shape in zip(("m", "l", "acc"), out, ((L, 1), (L, 1), (L, Ev))):
+        problem = expect_tensor(t, shape, what=f"the merged {name}")
+        if problem is not None:
+            return problem
+    return tuple(out)
+
+
 def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report:
     """Run the reader's ``merge`` on pairs of blocks and compare with a softmax over both."""
     report = Report("online softmax merge")
@@ -41,51 +58,56 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
     a, b = _state(scores[:, :4], values[:4]), _state(scores[:, 4:], values[4:])
     expected = torch.softmax(scores, dim=-1) @ values
 
-    def result(x: State, y: State) -> State:
-        out = merge(x, y)
-        if not isinstance(out, (tuple, list)) or len(out) != 3:
-            raise TypeError(f"return a triple (m, l, acc); got {type(out).__name__}")
-        return tuple(torch.as_tensor(t) for t in out)
+    def result(x: State, y: State) -> State | str:
+        return _as_state(call(merge, x, y), 4, 2)
 
     def union() -> str | None:
-        m, l, acc = result(a, b)
+        out = result(a, b)
+        if isinstance(out, str):
+            return out
+        m, l, acc = out
         if not _close(m, scores.amax(dim=-1, keepdim=True)):
             return "m must be the larger of the two maxima"
         if _close(acc / l, expected):
             return None
         if _close(l, a[1] + b[1]):
             return "you add l (and acc) without rescaling: multiply each block's l and acc by exp(m_block - m)"
-        if _close(
-            acc / l,
-            (a[2] * torch.exp(m - a[0]) + b[2] * torch.exp(m - b[0]))
-            / (a[1] * torch.exp(m - a[0]) + b[1] * torch.exp(m - b[0])),
-        ):
-            return "the output is right but m, l or acc have the wrong shape or type"
+        reversed_sign = (a[2] * torch.exp(m - a[0]) + b[2] * torch.exp(m - b[0])) / (
+            a[1] * torch.exp(m - a[0]) + b[1] * torch.exp(m - b[0])
+        )
+        if _close(acc / l, reversed_sign):
+            return (
+                "the rescaling factor is exp(m_block - m), at most 1: it shrinks the block whose "
+                "maximum is smaller; you used exp(m - m_block)"
+            )
         return "acc / l of the merged state is not the softmax over both blocks times the values"
 
     def symmetric() -> str | None:
-        m1, l1, acc1 = result(a, b)
-        m2, l2, acc2 = result(b, a)
-        return (
-            None
-            if _close(acc1 / l1, acc2 / l2)
-            else "merging (a, b) and (b, a) must give the same output"
-        )
+        one, two = result(a, b), result(b, a)
+        if isinstance(one, str) or isinstance(two, str):
+            return "cannot check: wrong result (see above)"
+        if _close(one[2] / one[1], two[2] / two[1]):
+            return None
+        return "merging (a, b) and (b, a) must give the same output"
 
     def huge() -> str | None:
         big = _state(scores[:, :4] + 1000, values[:4]), _state(scores[:, 4:] + 1000, values[4:])
-        m, l, acc = result(*big)
+        out = result(*big)
+        if isinstance(out, str):
+            return out
+        m, l, acc = out
         if not (torch.isfinite(l).all() and torch.isfinite(acc).all()):
             return "scores near 1000 overflow: never exponentiate m itself, only differences such as m_a - m"
-        return (
-            None
-            if _close(acc / l, expected)
-            else "with all scores shifted by 1000 the output must not change"
-        )
+        if _close(acc / l, expected):
+            return None
+        return "with all scores shifted by 1000 the output must not change"
 
     def empty() -> str | None:
         nothing = (torch.full((4, 1), float("-inf")), torch.zeros(4, 1), torch.zeros(4, 2))
-        m, l, acc = result(a, nothing)
+        out = result(a, nothing)
+        if isinstance(out, str):
+            return out
+        m, l, acc = out
         if not (torch.isfinite(l).all() and torch.isfinite(acc).all()):
             return (
                 "merging with an empty block (m = -inf, l = 0, acc = 0) gives NaN; "
@@ -93,8 +115,10 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
             )
         if not _close(acc / l, a[2] / a[1]):
             return "merging with an empty block must leave the output unchanged"
-        m, l, acc = result(nothing, nothing)
-        if torch.isnan(l).any() or torch.isnan(acc).any():
+        out = result(nothing, nothing)
+        if isinstance(out, str):
+            return out
+        if torch.isnan(out[1]).any() or torch.isnan(out[2]).any():
             return "merging two empty blocks gives NaN: when both maxima are -inf, rescale against 0 instead"
         return None
 
@@ -102,6 +126,10 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
     report.run("the order of the blocks does not matter", symmetric)
     report.run("stays finite and exact for very large scores", huge)
     report.run("empty blocks (all keys masked) are harmless", empty)
+    report.run(
+        "does not modify its inputs",
+        lambda: changed_inputs(merge, ("state_a", "state_b"), a, b),
+    )
     return report
 
 
@@ -110,40 +138,148 @@ def check_block_attention(
 ) -> Report:
     """Compare the reader's ``block_attention(query, key, value, block)`` with exact attention."""
     report = Report("attention over key blocks")
-    g = torch.Generator().manual_seed(1)
-    q, k, v = (
-        torch.randn(5, 4, generator=g),
-        torch.randn(11, 4, generator=g),
-        torch.randn(11, 3, generator=g),
-    )
-    expected = scaled_dot_product_attention(q, k, v)[0]
 
-    def blocks(size: int) -> Callable[[], str | None]:
+    def inputs(seed: int, L: int, S: int, E: int, Ev: int) -> tuple[Tensor, Tensor, Tensor]:
+        g = torch.Generator().manual_seed(seed)
+        return (
+            torch.randn(L, E, generator=g),
+            torch.randn(S, E, generator=g),
+            torch.randn(S, Ev, generator=g),
+        )
+
+    def blocks(size: int, seed: int = 1, L: int = 5, S: int = 11, E: int = 4, Ev: int = 3):
         def case() -> str | None:
-            out = torch.as_tensor(block_attention(q, k, v, size))
-            if out.shape != expected.shape:
-                return f"expected shape {tuple(expected.shape)}, got {tuple(out.shape)}"
-            if _close(out, expected):
+            q, k, v = inputs(seed, L, S, E, Ev)
+            out = call(block_attention, q, k, v, size)
+            problem = expect_tensor(out, (L, Ev), what="block_attention")
+            if problem is not None:
+                return problem
+            if _close(out, scaled_dot_product_attention(q, k, v)[0]):
                 return None
-            unscaled = scaled_dot_product_attention(q, k, v, scale=1.0)[0]
-            if _close(out, unscaled):
-                return "multiply the scores by 1 / sqrt(E) (E = 4 here)"
-            return "the output differs from exact attention; is every block rescaled by exp(m_old - m_new)?"
+            if _close(out, scaled_dot_product_attention(q, k, v, scale=1.0)[0]):
+                return f"multiply the scores by 1 / sqrt(E) (E = {E} here)"
+            last = scaled_dot_product_attention(
+                q, k[-(S % size or size) :], v[-(S % size or size) :]
+            )[0]
+            if _close(out, last):
+                return "only the last block counts: keep a running (m, l, acc) across the blocks"
+            return (
+                "the output differs from exact attention; is every block rescaled by "
+                "exp(m_old - m_new)?"
+            )
 
         return case
 
     def huge() -> str | None:
-        out = torch.as_tensor(block_attention(q * 500, k, v, 3))
+        q, k, v = inputs(1, 5, 11, 4, 3)
+        out = call(block_attention, q * 500, k, v, 3)
+        problem = expect_tensor(out, (5, 3), what="block_attention")
+        if problem is not None:
+            return problem
         if not torch.isfinite(out).all():
             return "large scores overflow: subtract the running maximum before exponentiating"
-        return (
-            None
-            if _close(out, scaled_dot_product_attention(q * 500, k, v)[0], atol=1e-4)
-            else "wrong for large scores"
-        )
+        if _close(out, scaled_dot_product_attention(q * 500, k, v)[0], atol=1e-4):
+            return None
+        return "wrong for large scores"
 
     report.run("equals exact attention with blocks of 3 (the last block is shorter)", blocks(3))
     report.run("equals exact attention with blocks of 1", blocks(1))
     report.run("equals exact attention with one block larger than S", blocks(20))
+    report.run(
+        "other sizes: 7 queries, 16 keys of 8, values of 5, blocks of 4", blocks(4, 2, 7, 16, 8, 5)
+    )
     report.run("stays finite for very large scores", huge)
+    report.run(
+        "does not modify its inputs",
+        lambda: changed_inputs(
+            lambda q, k, v: block_attention(q, k, v, 3),
+            ("query", "key", "value"),
+            *inputs(3, 4, 9, 4, 2),
+        ),
+    )
+    return report
+
+
+def _causal_tiles(n: int, block: int) -> tuple[int, int]:
+    """Tiles that chunked attention visits with is_causal, and those that need the mask inside.
+
+    The same rule as :func:`~attnbook.efficient.chunked_attention` (and the chapter's tile map):
+    a tile whose first key comes after its last query is skipped; one whose last key comes
+    after its first query crosses the diagonal.
+    """
+    computed = masked = 0
+    for q0 in range(0, n, block):
+        q1 = min(q0 + block, n)
+        for k0 in range(0, n, block):
+            k1 = min(k0 + block, n)
+            if k0 > q1 - 1:
+                continue
+            computed += 1
+            masked += k1 - 1 > q0
+    return computed, masked
+
+
+def check_causal_tiles(computed: int, masked: int, fraction: float) -> Report:
+    """Check the tile counts for n = 16,384, square blocks of 512, ``is_causal=True``: tiles
+    computed, tiles that need the mask inside them, and the fraction of the non-causal work."""
+    report = Report("half the tiles")
+    n, b = 16_384, 512
+    true_computed, true_masked = _causal_tiles(n, b)
+    T = n // b
+
+    def computed_case() -> str | None:
+        if computed == true_computed:
+            return None
+        if computed == T * (T - 1) // 2:
+            return "the diagonal tiles are computed too (with the mask inside): T(T+1)/2"
+        if computed == T * T // 2:
+            return "not exactly half: the T tiles on the diagonal are computed as well"
+        return f"with T = n / b = {T} blocks per side, expected {true_computed}, got {computed}"
+
+    def masked_case() -> str | None:
+        if masked == true_masked:
+            return None
+        return f"only the tiles on the diagonal cross it: expected {true_masked}, got {masked}"
+
+    def fraction_case() -> str | None:
+        expected = true_computed / T**2
+        if abs(fraction - expected) < 5e-4:
+            return None
+        if abs(fraction - 100 * expected) < 0.05:
+            return "give the fraction as a number between 0 and 1, not a percentage"
+        return f"expected {true_computed}/{T * T} = {expected:.4f}, got {fraction}"
+
+    report.run("tiles computed", computed_case)
+    report.run("tiles that need the mask", masked_case)
+    report.run("fraction of the non-causal work", fraction_case)
+    return report
+
+
+def check_how_long(naive_max_n: int, chunked_max_tokens: int) -> Report:
+    """Check the longest sequences that fit in 24 GiB (8 head-batches, d = 64, float32): naive
+    attention (two n x n tensors) and chunked attention (Q, K, V, the output and a 16 MiB tile)."""
+    report = Report("how long can a sequence be?")
+    memory = 24 * 2**30
+
+    def naive_case() -> str | None:
+        expected = math.isqrt(memory // (2 * 8 * 4))
+        if naive_max_n == expected:
+            return None
+        if naive_max_n == math.isqrt(memory // (8 * 4)):
+            return "the peak holds TWO n x n tensors per head-batch: the scores and the weights"
+        if naive_max_n == math.isqrt(memory // (2 * 8)):
+            return "each float32 takes 4 bytes"
+        return f"expected the largest n with 2 · 8 · n² · 4 bytes ≤ 24 GiB, {expected:,}; got {naive_max_n:,}"
+
+    def chunked_case() -> str | None:
+        expected = (memory - 16 * 2**20) // (4 * 8 * 64 * 4)
+        if abs(chunked_max_tokens - expected) <= 0.02 * expected:
+            return None
+        return (
+            f"four tensors of 8 x n x 64 floats of 4 bytes, plus the tile: about {expected:,}; "
+            f"got {chunked_max_tokens:,}"
+        )
+
+    report.run("naive attention", naive_case)
+    report.run("chunked attention (within 2%)", chunked_case)
     return report

@@ -6,67 +6,169 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.efficient.linear import elu_feature_map, linear_attention
-from attnbook.exercises.report import Report
+from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
 
-__all__ = ["check_linear_attention"]
+__all__ = ["check_linear_attention", "check_state_bytes", "check_window_layers"]
 
 
 def _close(a: Tensor, b: Tensor, atol: float = 1e-5) -> bool:
     return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=atol, rtol=1e-5)
 
 
+class _LargestTensor(TorchDispatchMode):
+    """Records the number of elements of the largest tensor any operation produces."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.largest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_leaves(out):
+            if isinstance(t, Tensor):
+                self.largest = max(self.largest, t.numel())
+        return out
+
+
 def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Report:
     """Compare the reader's non-causal ``linear_attn(query, key, value)`` with the library."""
     report = Report("linear attention")
-    g = torch.Generator().manual_seed(2)
-    q, k, v = (
-        torch.randn(6, 4, generator=g),
-        torch.randn(9, 4, generator=g),
-        torch.randn(9, 3, generator=g),
-    )
-    expected = linear_attention(q, k, v)
 
-    def matches() -> str | None:
-        out = torch.as_tensor(linear_attn(q, k, v))
-        if out.shape != expected.shape:
-            return f"expected shape {tuple(expected.shape)}, got {tuple(out.shape)}"
-        if _close(out, expected, atol=1e-4):
-            return None
-        phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
-        if _close(out, phi_q @ (phi_k.T @ v), atol=1e-4):
-            return "divide by the normaliser phi(q) . sum_j phi(k_j)"
-        if _close(out, (q @ (k.T @ v)) / (q @ k.sum(0, keepdim=True).T), atol=1e-4):
-            return "apply the feature map phi(x) = elu(x) + 1 to queries and keys first"
-        if _close(out, scaled_dot_product_attention(q, k, v)[0], atol=1e-4):
-            return (
-                "that is softmax attention; linear attention replaces exp(q . k) by phi(q) . phi(k)"
-            )
-        return "the output differs from phi(Q) (phi(K)^T V) / (phi(Q) phi(K)^T 1)"
+    def inputs(seed: int, L: int, S: int, E: int, Ev: int) -> tuple[Tensor, Tensor, Tensor]:
+        g = torch.Generator().manual_seed(seed)
+        return (
+            torch.randn(L, E, generator=g),
+            torch.randn(S, E, generator=g),
+            torch.randn(S, Ev, generator=g),
+        )
+
+    def matches(seed: int, L: int, S: int, E: int, Ev: int) -> Callable[[], str | None]:
+        def case() -> str | None:
+            q, k, v = inputs(seed, L, S, E, Ev)
+            out = call(linear_attn, q, k, v)
+            problem = expect_tensor(out, (L, Ev), what="linear_attn")
+            if problem is not None:
+                return problem
+            if _close(out, linear_attention(q, k, v), atol=1e-4):
+                return None
+            phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
+            if _close(out, phi_q @ (phi_k.T @ v), atol=1e-4):
+                return "divide by the normaliser phi(q) . sum_j phi(k_j)"
+            if _close(out, (q @ (k.T @ v)) / (q @ k.sum(0, keepdim=True).T), atol=1e-4):
+                return "apply the feature map phi(x) = elu(x) + 1 to queries and keys first"
+            if _close(
+                out,
+                (F.relu(q) @ (F.relu(k).T @ v)) / (F.relu(q) @ F.relu(k).sum(0)[:, None]),
+                atol=1e-4,
+            ):
+                return "the feature map is elu(x) + 1 (always positive), not relu"
+            if _close(out, scaled_dot_product_attention(q, k, v)[0], atol=1e-4):
+                return "that is softmax attention; linear attention replaces exp(q . k) by phi(q) . phi(k)"
+            return "the output differs from phi(Q) (phi(K)^T V) / (phi(Q) phi(K)^T 1)"
+
+        return case
 
     def linear_cost() -> str | None:
-        # Count the multiply-adds of the matrix products: the quadratic form multiplies an
-        # (L, E) by an (E, S) matrix, L * S * E of them; the linear form needs about (L + S) E Ev.
-        n = 2048
-        qq, kk, vv = (torch.randn(n, 4, generator=g) for _ in range(3))
-        with FlopCounterMode(display=False) as counter:
-            out = torch.as_tensor(linear_attn(qq, kk, vv))
-        if not _close(out, linear_attention(qq, kk, vv), atol=1e-4):
+        # The quadratic form builds an (L, S) matrix, by a matrix product (counted FLOPs) or by
+        # broadcasting (the largest tensor any operation makes); the linear form needs neither.
+        n = 1024
+        q, k, v = inputs(5, n, n, 4, 4)
+        with FlopCounterMode(display=False) as counter, _LargestTensor() as sizes:
+            out = call(linear_attn, q, k, v)
+        if expect_tensor(out, (n, 4)) is not None or not _close(
+            out, linear_attention(q, k, v), atol=1e-4
+        ):
             return "wrong on a long sequence"
         if counter.get_total_flops() >= n * n:
             return (
                 f"{counter.get_total_flops():,} FLOPs for L = S = {n}: that is the quadratic form; "
                 "compute phi(K)^T V first, then multiply phi(Q) by it"
             )
+        if sizes.largest >= n * n:
+            return (
+                f"an intermediate tensor has {sizes.largest:,} elements for L = S = {n}: an L x S "
+                "matrix built by broadcasting is still quadratic; sum over the keys first"
+            )
         return None
 
-    report.run("equals the library's linear attention", matches)
-    report.run("costs O(n): no (L, S) matrix product for L = S = 2048", linear_cost)
+    report.run("equals the library's linear attention", matches(2, 6, 9, 4, 3))
+    report.run("other sizes: 3 queries, 12 keys of 8, values of 5", matches(3, 3, 12, 8, 5))
+    report.run("costs O(n): no (L, S) intermediate for L = S = 1024", linear_cost)
+    report.run(
+        "does not modify its inputs",
+        lambda: changed_inputs(linear_attn, ("query", "key", "value"), *inputs(4, 5, 7, 4, 2)),
+    )
+    return report
+
+
+def check_state_bytes(kv_cache: int, state: int) -> Report:
+    """Check the bytes per head at n = 16,384, d = 64, float32: softmax attention's KV cache
+    and the recurrent state of linear attention (S, d x d, and z, d)."""
+    report = Report("the state of a linear-attention RNN")
+    n, d, size = 16_384, 64, 4
+    true_cache, true_state = 2 * n * d * size, (d * d + d) * size
+
+    def cache_case() -> str | None:
+        if kv_cache == true_cache:
+            return None
+        if kv_cache == true_cache // 2:
+            return "the cache keeps the keys AND the values: twice n x d numbers"
+        if kv_cache == true_cache // size:
+            return "that is the number of floats; each float32 takes 4 bytes"
+        return f"expected 2 x {n} x {d} x 4 = {true_cache:,} bytes, got {kv_cache:,}"
+
+    def state_case() -> str | None:
+        if state == true_state:
+            return None
+        if state == d * d * size:
+            return "the normaliser z (d numbers) is part of the state too"
+        if state == true_state // size:
+            return "that is the number of floats; each float32 takes 4 bytes"
+        return f"expected (64 x 64 + 64) x 4 = {true_state:,} bytes, got {state:,}"
+
+    report.run("KV cache bytes per head", cache_case)
+    report.run("linear-attention state bytes per head", state_case)
+    return report
+
+
+def check_window_layers(reach: Callable[[int, int], int], layers_needed: int) -> Report:
+    """Check ``reach(layers, w)``, how far back information can travel through that many layers
+    of local attention of half-width ``w``, and the layers of ``w = 128`` a 16,384-token context
+    needs."""
+    report = Report("how far can a window see?")
+
+    def reach_case() -> str | None:
+        for layers, w in [(1, 4), (3, 4), (5, 128)]:
+            answer = call(reach, layers, w)
+            if answer == layers * w:
+                continue
+            if answer == w**layers:
+                return "the reach grows by w per layer (a sum), not by a factor w (a product)"
+            if answer == layers * (2 * w + 1):
+                return (
+                    "a window of half-width w moves information at most w positions back per layer"
+                )
+            return f"for {layers} layers of w = {w} expected {layers * w}, got {answer}"
+        return None
+
+    def layers_case() -> str | None:
+        expected = math.ceil(16_384 / 128)
+        if layers_needed == expected:
+            return None
+        return f"16,384 / 128 = {expected} layers; got {layers_needed}"
+
+    report.run("ℓ layers reach ℓ · w positions", reach_case)
+    report.run("layers of w = 128 for 16,384 tokens", layers_case)
     return report

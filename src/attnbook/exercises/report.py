@@ -1,9 +1,111 @@
-"""The report a checker returns: one line per case, readable in a notebook."""
+"""The harness every checker uses: run the learner's code safely, report in words.
+
+* :func:`call` runs the learner's function on **fresh copies** of its inputs, so that a function
+  that edits its inputs in place cannot corrupt the cases that follow, and marks exceptions
+  raised inside it as the learner's (:class:`LearnerError`).
+* :func:`changed_inputs` names the inputs a function modified in place.
+* :func:`expect_tensor` checks what came back — a tensor, of the right shape and dtype — once,
+  with a message that says what was expected.
+* :class:`Report` collects one line per case. Only an exception raised inside the learner's
+  code is reported as "your function raised"; anything else the checker could not handle says
+  so, instead of blaming the learner.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor
+
+__all__ = ["Report", "LearnerError", "call", "changed_inputs", "expect_tensor", "fresh"]
+
+
+class LearnerError(Exception):
+    """An exception raised inside the learner's function; the original is ``__cause__``."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(f"{type(original).__name__}: {original}")
+        self.original = original
+
+
+def fresh(value: Any) -> Any:
+    """A deep copy of tensors, modules and containers of them (other values as they are)."""
+    if isinstance(value, Tensor):
+        return value.detach().clone().requires_grad_(value.requires_grad)
+    if isinstance(value, torch.nn.Module):
+        return copy.deepcopy(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
+        return type(value)(*(fresh(v) for v in value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(fresh(v) for v in value)
+    if isinstance(value, dict):
+        return {k: fresh(v) for k, v in value.items()}
+    return value
+
+
+def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` on fresh copies of the arguments; its exceptions become
+    :class:`LearnerError`."""
+    args, kwargs = fresh(args), fresh(kwargs)
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # the learner's code may fail in any way; it is theirs to fix
+        raise LearnerError(exc) from exc
+
+
+def changed_inputs(fn: Callable[..., Any], names: Sequence[str], *args: Any) -> str | None:
+    """Call ``fn`` on copies of ``args`` and say which ones it modified in place (None if none)."""
+    copies = fresh(args)
+    try:
+        fn(*copies)
+    except Exception as exc:
+        raise LearnerError(exc) from exc
+
+    def same(a: Any, b: Any) -> bool:
+        if isinstance(a, Tensor):
+            return a.shape == b.shape and bool(torch.equal(a.detach(), b.detach()))
+        if isinstance(a, torch.nn.Module):
+            return all(same(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+        if isinstance(a, (tuple, list)):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return True
+
+    changed = [name for name, a, b in zip(names, args, copies) if not same(a, b)]
+    if changed:
+        return (
+            f"your function changed its input {', '.join(changed)} in place (for example with "
+            "x /= ... or x[...] = ...); compute a new tensor instead, the caller may still need it"
+        )
+    return None
+
+
+def expect_tensor(
+    result: Any,
+    shape: Sequence[int],
+    *,
+    dtype: torch.dtype | None = torch.float32,
+    what: str = "your function",
+) -> str | None:
+    """None if ``result`` is a tensor of ``shape`` (and ``dtype``); otherwise what is wrong."""
+    expected = tuple(shape)
+    if not isinstance(result, Tensor):
+        if isinstance(result, (tuple, list)):
+            kinds = ", ".join(type(r).__name__ for r in result)
+            return f"{what} must return one tensor of shape {expected}; got a {type(result).__name__} ({kinds})"
+        return f"{what} must return a tensor of shape {expected}; got {type(result).__name__}"
+    if tuple(result.shape) != expected:
+        scalar = " (a scalar: reduce with .mean())" if expected == () else ""
+        return f"{what} must return shape {expected}{scalar}; got {tuple(result.shape)}"
+    if dtype is not None and result.dtype != dtype:
+        return (
+            f"{what} must return {dtype}, the dtype of its inputs; got {result.dtype} (a tensor "
+            "made with torch.tensor(...) or an integer division can change it)"
+        )
+    return None
 
 
 @dataclass
@@ -25,11 +127,15 @@ class Report:
         """Run one case; it returns None when right or a sentence saying what is wrong."""
         try:
             problem = case()
-        except Exception as exc:  # the learner's code may fail in any way; report it
-            problem = f"your function raised {type(exc).__name__}: {exc}"
-        return self.check(
-            problem is None, description if problem is None else f"{description}: {problem}"
-        )
+        except LearnerError as exc:
+            problem = f"your function raised {exc}"
+        except Exception as exc:  # a checker must report, never crash
+            problem = (
+                f"the checker could not use your answer ({type(exc).__name__}: {exc}); "
+                "check that it returns what the exercise asks for"
+            )
+        message = description if problem is None else f"{description}: {problem}"
+        return self.check(problem is None, message)
 
     def __str__(self) -> str:
         head = f"{self.exercise}: {'all checks passed' if self.passed else 'not yet'}"

@@ -74,6 +74,16 @@ def mean_row_entropy(weights: Tensor, key_padding_mask: Tensor) -> Tensor:
     return (rows * real).sum((0, 2)) / real.sum((0, 2))  # (H,)
 
 
+def name_action_weight(weights: Tensor, names: Tensor, actions: Tensor) -> Tensor:
+    """For each head of one layer (N, H, S, S), the mean weight from each name to its own
+    action: ``names`` and ``actions`` (N, P) hold the positions of the P people's names and of
+    their actions, in the same order; averaged over people and sentences; (H,)."""
+    n = torch.arange(names.size(0), device=weights.device)[:, None]  # (N, 1)
+    rows = weights[n, :, names]  # (N, P, H, S): each name's row
+    on_action = rows.gather(-1, actions[:, :, None, None].expand(-1, -1, rows.size(2), 1))
+    return on_action[..., 0].mean((0, 1))  # (H,)
+
+
 def pronoun_mass(weights: Sequence[Tensor], batch: Batch, positions: Tensor) -> Tensor:
     """Mean weight that each head's pronoun row puts on ``positions`` (N, S) bool; (layers, H)."""
     return torch.stack(

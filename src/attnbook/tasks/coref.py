@@ -112,9 +112,16 @@ class Example:
     def text(self) -> str:
         return (" " if self.language == "en" else "").join(self.tokens)
 
-    def nearest_preceding_name(self) -> int:
-        """The rule "the last name before the pronoun": a baseline that ignores every clue."""
-        return max(c for c in self.candidates if c < self.pronoun)
+    def nearest_preceding_name(self, same_gender: bool = False) -> int:
+        """The rule "the last name before the pronoun": a baseline that ignores every clue; with
+        ``same_gender``, the last name of the pronoun's gender (it ignores what people did)."""
+        lex = LEXICON[self.language]
+        gender = "male" if self.tokens[self.pronoun] == lex["pronoun"]["male"] else "female"
+        return max(
+            position
+            for position, name in zip(self.candidates, self.names)
+            if position < self.pronoun and (not same_gender or name in lex[gender])
+        )
 
 
 class CorefTask:
