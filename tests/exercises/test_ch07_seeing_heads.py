@@ -153,7 +153,7 @@ BASELINE_RIGHT = {
 BASELINE_WRONG = {
     "ignores gender": (lambda e: e.nearest_preceding_name(), "you ignore gender"),
     "first, not nearest": (first_of_gender, "take the nearest one"),
-    "returns a name": (lambda e: e.tokens[book_baseline(e)], "return a position (an int)"),
+    "returns a name": (lambda e: e.tokens[book_baseline(e)], "return a position (an integer)"),
 }
 
 
@@ -166,5 +166,33 @@ def test_right_baselines_pass(name):
 @pytest.mark.parametrize("name", BASELINE_WRONG)
 def test_wrong_baselines_are_named(name):
     fn, fragment = BASELINE_WRONG[name]
+    report = check_gender_baseline(fn)
+    assert not report.passed and fragment in str(report), str(report)
+
+
+def other_gender(example):
+    names = LEXICON[example.language]["female" if gender_of_pronoun(example) == "male" else "male"]
+    before = [
+        c
+        for c, name in zip(example.candidates, example.names)
+        if c < example.pronoun and name in names
+    ]
+    return max(before, default=0)
+
+
+def either_direction(example):
+    names = LEXICON[example.language][gender_of_pronoun(example)]
+    same = [c for c, name in zip(example.candidates, example.names) if name in names]
+    return min(same, key=lambda c: abs(c - example.pronoun))
+
+
+@pytest.mark.parametrize(
+    ("fn", "fragment"),
+    [
+        (other_gender, "the other gender's names"),
+        (either_direction, "only names BEFORE the pronoun"),
+    ],
+)
+def test_the_rules_a_learner_confuses_are_told_apart(fn, fragment):
     report = check_gender_baseline(fn)
     assert not report.passed and fragment in str(report), str(report)

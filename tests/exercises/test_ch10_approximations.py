@@ -24,7 +24,7 @@ def test_quadratic_form_is_caught_by_counting_flops():
 
     report = check_linear_attention(quadratic)
     assert not report.passed
-    assert "quadratic form" in str(report)
+    assert "an (L, S) matrix product" in str(report)
 
 
 def test_missing_normaliser_is_named():

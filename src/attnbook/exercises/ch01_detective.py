@@ -43,16 +43,20 @@ def _cases(seed: int = 0, n: int = 5, d: int = 4, dv: int = 3) -> tuple[Tensor, 
 def _diagnose(out: Tensor, query: Tensor, keys: Tensor, values: Tensor, temperature: float) -> str:
     if torch.isnan(out).any():
         return "the output contains NaN: did exp() overflow? use torch.softmax, which is stable"
+    if torch.allclose(
+        out, _reference(query, keys, values, temperature * query.numel() ** 0.5), atol=1e-5
+    ):
+        return "you also divide by √d: a soft lookup divides the scores by the temperature only"
     if torch.allclose(out, _reference(query, keys, values, 1.0 / temperature), atol=1e-5):
         return "you multiply the scores by the temperature; divide them by it instead"
-    if torch.allclose(out, _reference(query, keys, values, 1.0), atol=1e-5):
+    if temperature != 1.0 and torch.allclose(out, _reference(query, keys, values, 1.0), atol=1e-5):
         return "the temperature is ignored: divide the scores by it before the softmax"
     if torch.allclose(out, values.mean(0), atol=1e-5):
         return "you return the plain average of the values: the weights ignore the query"
     if torch.allclose(out, (keys @ query / temperature) @ values, atol=1e-4):
         return "you weight the values by the raw scores; apply softmax to them first"
     weights = torch.softmax(keys @ query / temperature, dim=0)
-    if torch.allclose(out, weights @ keys, atol=1e-5) and keys.shape == values.shape:
+    if keys.shape == values.shape and torch.allclose(out, weights @ keys, atol=1e-5):
         return "you average the keys; the output is the weighted average of the VALUES"
     expected = _reference(query, keys, values, temperature)
     return f"expected {[round(x, 4) for x in expected.tolist()]}, got {[round(x, 4) for x in out.tolist()]}"
@@ -143,6 +147,8 @@ def check_new_suspect(lexicon: Mapping[str, Sequence[float]]) -> Report:
         row = lexicon["王"]
         if len(row) != len(FEATURES):
             return f"王 needs one number per feature {FEATURES}; got {len(row)} numbers"
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in row):
+            return f"王's features must be numbers, one per feature {FEATURES}; got {list(row)}"
         return None
 
     def others_kept() -> str | None:

@@ -322,6 +322,11 @@ def check_padding_to_sdpa(convert: Callable[[Tensor], Tensor]) -> Report:
         mask = call(convert, padding)
         if not isinstance(mask, Tensor):
             return f"return a tensor mask; got {type(mask).__name__}"
+        if mask.dtype != torch.bool and not mask.is_floating_point():
+            return (
+                f"return a bool mask (True = may attend); F.scaled_dot_product_attention refuses "
+                f"a mask of dtype {mask.dtype}"
+            )
         try:
             allowed = mask.broadcast_to(Nb, Hb, Lb, Sb) if mask.dtype == torch.bool else None
         except RuntimeError:

@@ -51,7 +51,10 @@ def check_bert_cost(projection_flops: int, core_flops: int, crossover: int) -> R
             if answer == expected:
                 return None
             if answer * 2 == expected:
-                return "that counts multiply-adds; a multiply-add is 2 FLOPs"
+                return (
+                    "half the expected: did you count multiply-adds (each is 2 FLOPs), or leave out "
+                    "half of the products (Q·Kᵀ and weights·V; four projections, not two)?"
+                )
             return f"expected {expected:,}, got {answer:,}"
 
         report.run(name, case)

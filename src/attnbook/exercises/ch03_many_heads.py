@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from torch import Tensor
-
-from attnbook.exercises.report import Report, call
+from attnbook.exercises.report import Report, as_int, call
 from attnbook.mha import MultiHeadAttention
 
 __all__ = ["check_param_count", "check_fixed_head_size", "mha_param_count_reference"]
@@ -43,13 +41,15 @@ def _diagnose(answer: int, E: int, H: int, bias: bool, kdim: int | None, vdim: i
     biases = 4 * E
     if bias and answer == weights:
         return "you counted the weights but not the biases (each of the four projections has E)"
-    if answer == E * E + kd * E + vd * E + (3 * E if bias else 0):
-        return "the output projection (E x E, plus E biases) is missing"
     if answer == 3 * E * E and (kd, vd) == (E, E):
         return (
-            "this is the 3·E² of the source article's 786,432: only the Q, K and V weights; "
-            "the output projection and the biases are missing"
+            "this is 3·E², the source article's count (786,432 for E = 512): only the Q, K and "
+            "V weights; the output projection"
+            + (" and the biases are" if bias else " is")
+            + " missing"
         )
+    if answer == E * E + kd * E + vd * E + (3 * E if bias else 0):
+        return "the output projection (E x E" + (", plus E biases" if bias else "") + ") is missing"
     if answer == H * (weights + (biases if bias else 0)):
         return "each head does not get full E x E matrices: it uses a slice of E/H rows of each"
     if (kd, vd) != (E, E) and answer == 4 * E * E + (biases if bias else 0):
@@ -67,17 +67,12 @@ def check_param_count(mha_param_count: ParamCount) -> Report:
         E: int, H: int, bias: bool = True, kdim: int | None = None, vdim: int | None = None
     ) -> Callable[[], str | None]:
         def run() -> str | None:
-            answer = call(mha_param_count, E, H, bias=bias, kdim=kdim, vdim=vdim)
-            if (
-                isinstance(answer, Tensor)
-                and answer.numel() == 1
-                and not answer.is_floating_point()
-            ):
-                answer = int(answer)  # an integer tensor holds an exact count too
-            if isinstance(answer, bool) or not isinstance(answer, int):
+            given = call(mha_param_count, E, H, bias=bias, kdim=kdim, vdim=vdim)
+            answer = as_int(given)
+            if answer is None:
                 return (
-                    f"return the count as an int (a number of parameters is whole); got "
-                    f"{type(answer).__name__} {answer!r}"
+                    f"return the count as an integer (a number of parameters is whole); got "
+                    f"{type(given).__name__} {given!r}"
                 )
             if answer == mha_param_count_reference(E, H, bias, kdim, vdim):
                 return None
@@ -114,10 +109,10 @@ def check_fixed_head_size(counts: dict[int, int]) -> Report:
             got = sorted(counts) if isinstance(counts, dict) else type(counts).__name__
             return f"give a dict with one count for each H in {heads}; got keys {got}"
         for H in heads:
-            answer, E = counts[H], 64 * H
+            answer, E = as_int(counts[H]), 64 * H
             expected = mha_param_count_reference(E, H)
-            if isinstance(answer, bool) or not isinstance(answer, int):
-                return f"H = {H}: give the count as an int; got {type(answer).__name__}"
+            if answer is None:
+                return f"H = {H}: give the count as an integer; got {type(counts[H]).__name__}"
             if answer == expected:
                 continue
             if answer == mha_param_count_reference(512, H):

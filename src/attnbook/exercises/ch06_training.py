@@ -30,8 +30,10 @@ def _logits(seed: int = 0, N: int = 4, S: int = 6) -> tuple[Tensor, Tensor]:
 
 
 @contextlib.contextmanager
-def _watch_cross_entropy() -> Iterator[list[str]]:
-    """Record calls of F.cross_entropy (nn.CrossEntropyLoss calls it too) while the block runs."""
+def _watch_cross_entropy(fn: Callable) -> Iterator[list[str]]:
+    """Record calls of F.cross_entropy (nn.CrossEntropyLoss calls it too) while the block runs,
+    also when the learner's module imported it by name (``from torch.nn.functional import
+    cross_entropy``)."""
     calls: list[str] = []
     original = F.cross_entropy
 
@@ -39,11 +41,17 @@ def _watch_cross_entropy() -> Iterator[list[str]]:
         calls.append("F.cross_entropy")
         return original(*args, **kwargs)
 
+    namespace = getattr(fn, "__globals__", {})
+    aliases = [name for name, value in namespace.items() if value is original]
     F.cross_entropy = watched
+    for name in aliases:
+        namespace[name] = watched
     try:
         yield calls
     finally:
         F.cross_entropy = original
+        for name in aliases:
+            namespace[name] = original
 
 
 def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> Report:
@@ -51,7 +59,7 @@ def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> R
     report = Report("pointer loss")
 
     def loss(x: Tensor, target: Tensor) -> Tensor | str:
-        with _watch_cross_entropy() as used:
+        with _watch_cross_entropy(my_pointer_loss) as used:
             out = call(my_pointer_loss, x, target)
         if used:
             return (
@@ -81,7 +89,10 @@ def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> R
                     "log-probability with indexing or gather instead of multiplying by a one-hot"
                 )
             if not torch.isfinite(out):
-                return "overflows for large scores: use log_softmax (or subtract the row maximum)"
+                return (
+                    "not finite for large scores: exp() overflows, or log(softmax(x)) underflows "
+                    "to log(0); use log_softmax, which never forms the probabilities"
+                )
             if torch.allclose(out, expected, atol=ATOL):
                 return None
             if torch.allclose(out, -expected, atol=ATOL):

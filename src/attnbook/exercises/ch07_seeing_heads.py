@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from attnbook.exercises.cases import random_attention
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import Report, as_int, call, changed_inputs, expect_tensor
 from attnbook.interp.heads import name_action_weight, pronoun_hits
 from attnbook.tasks.coref import LEXICON, CorefTask, Example
 
@@ -136,43 +136,83 @@ def check_binding(my_binding: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Rep
     return report
 
 
+def _names_of(example: Example, gender: str) -> list[int]:
+    lex = LEXICON[example.language]
+    return [c for c, name in zip(example.candidates, example.names) if name in lex[gender]]
+
+
+def _gender(example: Example, opposite: bool = False) -> str:
+    lex = LEXICON[example.language]
+    male = example.tokens[example.pronoun] == lex["pronoun"]["male"]
+    return "male" if male != opposite else "female"
+
+
+_BASELINE_MISTAKES: dict[str, Callable[[Example], int]] = {
+    "you ignore gender: only names of the pronoun's gender count": lambda e: (
+        e.nearest_preceding_name()
+    ),
+    "you take the other gender's names: read the pronoun's gender in its own language (他 is male)": (
+        lambda e: max(
+            (c for c in _names_of(e, _gender(e, opposite=True)) if c < e.pronoun), default=-1
+        )
+    ),
+    "you take the FIRST name of the right gender; take the nearest one": (
+        lambda e: min(_names_of(e, _gender(e)))
+    ),
+    "only names BEFORE the pronoun count": (
+        lambda e: min(_names_of(e, _gender(e)), key=lambda c: (abs(c - e.pronoun), c > e.pronoun))
+    ),
+}
+
+
 def check_gender_baseline(my_baseline: Callable[[Example], int]) -> Report:
     """Chapter 7: "the nearest preceding name of the pronoun's gender", on generated sentences."""
     report = Report("gender-aware baseline")
 
-    def case(language: str, split: str) -> Callable[[], str | None]:
-        def run() -> str | None:
-            examples = CorefTask(language).examples(60, split, seed=5)
-            for example in examples:
-                answer = call(my_baseline, example)
-                if isinstance(answer, Tensor) and answer.numel() == 1:
-                    answer = int(answer)
-                if isinstance(answer, bool) or not isinstance(answer, int):
-                    return f"return a position (an int); got {type(answer).__name__} {answer!r}"
-                expected = example.nearest_preceding_name(same_gender=True)
-                if answer == expected:
-                    continue
-                lex = LEXICON[language]
-                gender = (
-                    "male"
-                    if example.tokens[example.pronoun] == lex["pronoun"]["male"]
-                    else "female"
-                )
-                same = [c for c, nm in zip(example.candidates, example.names) if nm in lex[gender]]
-                if answer == example.nearest_preceding_name():
-                    why = "you ignore gender: only names of the pronoun's gender count"
-                elif answer == min(same):
-                    why = "you take the FIRST name of the right gender; take the nearest one"
-                elif answer >= example.pronoun:
-                    why = "only names BEFORE the pronoun count"
-                else:
-                    why = "that is not the nearest preceding name of the pronoun's gender"
-                return f"{why} — in {example.text!r} expected position {expected}, got {answer}"
+    def judge(examples: list[Example]) -> str | None:
+        answers = []
+        for example in examples:
+            given = call(my_baseline, example)
+            answer = as_int(given)
+            if answer is None:
+                return f"return a position (an integer); got {type(given).__name__} {given!r}"
+            answers.append(answer)
+        expected = [e.nearest_preceding_name(same_gender=True) for e in examples]
+        wrong = [n for n, (a, b) in enumerate(zip(answers, expected)) if a != b]
+        if not wrong:
             return None
+        # Name the rule that explains every answer, when one does.
+        why = next(
+            (why for why, rule in _BASELINE_MISTAKES.items()
+             if all(rule(e) == a for e, a in zip(examples, answers))),
+            "that is not the nearest preceding name of the pronoun's gender",
+        )  # fmt: skip
+        e = examples[wrong[0]]
+        return (
+            f"{why} — in {e.text!r} expected position {expected[wrong[0]]}, got {answers[wrong[0]]}"
+        )
 
-        return run
+    def case(language: str, split: str) -> Callable[[], str | None]:
+        return lambda: judge(CorefTask(language).examples(60, split, seed=5))
+
+    def name_after_the_pronoun() -> str | None:
+        # Generated sentences never name anyone after the pronoun; this one does, right next to
+        # it, so "the nearest name of that gender in either direction" picks the wrong one.
+        base = CorefTask("en").examples(1, "test", seed=11)[0]
+        lex = LEXICON["en"]
+        gender = "male" if base.tokens[base.pronoun] == lex["pronoun"]["male"] else "female"
+        extra = next(n for n in lex[gender] if n not in base.names)
+        p = base.pronoun
+        tokens = (*base.tokens[: p + 1], "and", extra, *base.tokens[p + 1 :])
+        example = Example(
+            tokens=tokens, pronoun=p, antecedent=base.antecedent,
+            candidates=(*base.candidates, p + 2), names=(*base.names, extra),
+            language="en", actions=base.actions,
+        )  # fmt: skip
+        return judge([example])
 
     report.run("English sentences, test split", case("en", "test"))
     report.run("Chinese sentences, held-out pairs", case("zh", "pairs"))
     report.run("five-person sentences", case("en", "long"))
+    report.run("a name after the pronoun does not count", name_after_the_pronoun)
     return report

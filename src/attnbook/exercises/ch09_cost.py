@@ -70,8 +70,16 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
             return "m must be the larger of the two maxima"
         if _close(acc / l, expected):
             return None
+        if _close(l, a[1] + b[1]) and _close(acc, a[2] + b[2]):
+            return "you add l and acc without rescaling: multiply each block's l and acc by exp(m_block - m)"
         if _close(l, a[1] + b[1]):
-            return "you add l (and acc) without rescaling: multiply each block's l and acc by exp(m_block - m)"
+            return (
+                "you add l without rescaling: multiply each block's l by exp(m_block - m), as acc"
+            )
+        if _close(acc, a[2] + b[2]):
+            return (
+                "you add acc without rescaling: multiply each block's acc by exp(m_block - m), as l"
+            )
         reversed_sign = (a[2] * torch.exp(m - a[0]) + b[2] * torch.exp(m - b[0])) / (
             a[1] * torch.exp(m - a[0]) + b[1] * torch.exp(m - b[0])
         )
@@ -133,6 +141,27 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
     return report
 
 
+def _block_mistake(q: Tensor, k: Tensor, v: Tensor, block: int, out: Tensor) -> str:
+    """The likeliest mistake behind a wrong ``block_attention`` output."""
+    E, S = q.size(-1), k.size(0)
+    for scale, mistake in [
+        (1.0, f"multiply the scores by 1 / sqrt(E) (E = {E} here)"),
+        (1.0 / E, "scale the scores by 1 / sqrt(E), not 1 / E"),
+        (1.0 / v.size(-1) ** 0.5, "E is the size of the queries and keys, not of the values"),
+    ]:
+        if _close(out, scaled_dot_product_attention(q, k, v, scale=scale)[0], atol=1e-4):
+            return mistake
+    full = S - S % block
+    if 0 < full < S and _close(
+        out, scaled_dot_product_attention(q, k[:full], v[:full])[0], atol=1e-4
+    ):
+        return "the last, shorter block is missing: range(0, S, block) visits it too"
+    tail = S % block or block
+    if _close(out, scaled_dot_product_attention(q, k[-tail:], v[-tail:])[0], atol=1e-4):
+        return "only the last block counts: keep a running (m, l, acc) across the blocks"
+    return "the output differs from exact attention; is every block rescaled by exp(m_old - m_new)?"
+
+
 def check_block_attention(
     block_attention: Callable[[Tensor, Tensor, Tensor, int], Tensor],
 ) -> Report:
@@ -156,17 +185,7 @@ def check_block_attention(
                 return problem
             if _close(out, scaled_dot_product_attention(q, k, v)[0]):
                 return None
-            if _close(out, scaled_dot_product_attention(q, k, v, scale=1.0)[0]):
-                return f"multiply the scores by 1 / sqrt(E) (E = {E} here)"
-            last = scaled_dot_product_attention(
-                q, k[-(S % size or size) :], v[-(S % size or size) :]
-            )[0]
-            if _close(out, last):
-                return "only the last block counts: keep a running (m, l, acc) across the blocks"
-            return (
-                "the output differs from exact attention; is every block rescaled by "
-                "exp(m_old - m_new)?"
-            )
+            return _block_mistake(q, k, v, size, out)
 
         return case
 
@@ -180,7 +199,12 @@ def check_block_attention(
             return "large scores overflow: subtract the running maximum before exponentiating"
         if _close(out, scaled_dot_product_attention(q * 500, k, v)[0], atol=1e-4):
             return None
-        return "wrong for large scores"
+        normal = call(block_attention, q, k, v, 3)
+        if expect_tensor(normal, (5, 3)) is None and not _close(
+            normal, scaled_dot_product_attention(q, k, v)[0]
+        ):
+            return "cannot check: wrong at ordinary scores already (see above)"
+        return "wrong for large scores: subtract the running maximum before exponentiating"
 
     report.run("equals exact attention with blocks of 3 (the last block is shorter)", blocks(3))
     report.run("equals exact attention with blocks of 1", blocks(1))
@@ -243,7 +267,7 @@ def check_causal_tiles(computed: int, masked: int, fraction: float) -> Report:
 
     def fraction_case() -> str | None:
         expected = true_computed / T**2
-        if abs(fraction - expected) < 5e-4:
+        if abs(fraction - expected) < 5e-3:
             return None
         if abs(fraction - 100 * expected) < 0.05:
             return "give the fraction as a number between 0 and 1, not a percentage"

@@ -93,8 +93,9 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
             return "wrong on a long sequence"
         if counter.get_total_flops() >= n * n:
             return (
-                f"{counter.get_total_flops():,} FLOPs for L = S = {n}: that is the quadratic form; "
-                "compute phi(K)^T V first, then multiply phi(Q) by it"
+                f"{counter.get_total_flops():,} FLOPs for L = S = {n}: an (L, S) matrix product is "
+                "still in there; compute phi(K)^T V and the normaliser phi(K)^T 1 first, then "
+                "multiply phi(Q) by them"
             )
         if sizes.largest >= n * n:
             return (
@@ -124,7 +125,10 @@ def check_state_bytes(kv_cache: int, state: int) -> Report:
         if kv_cache == true_cache:
             return None
         if kv_cache == true_cache // 2:
-            return "the cache keeps the keys AND the values: twice n x d numbers"
+            return (
+                "half the expected: the cache keeps the keys AND the values (2 x n x d numbers), "
+                "each float32 taking 4 bytes; did you count one of them, or 2 bytes a number?"
+            )
         if kv_cache == true_cache // size:
             return "that is the number of floats; each float32 takes 4 bytes"
         return f"expected 2 x {n} x {d} x 4 = {true_cache:,} bytes, got {kv_cache:,}"

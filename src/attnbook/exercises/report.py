@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import copy
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-__all__ = ["Report", "LearnerError", "call", "changed_inputs", "expect_tensor", "fresh"]
+__all__ = ["Report", "LearnerError", "as_int", "call", "changed_inputs", "expect_tensor", "fresh"]
 
 
 class LearnerError(Exception):
@@ -106,6 +107,16 @@ def expect_tensor(
             "made with torch.tensor(...) or an integer division can change it)"
         )
     return None
+
+
+def as_int(value: Any) -> int | None:
+    """``value`` as an int if it is a whole number of an integer type (Python, NumPy, or a
+    one-element integer tensor); None otherwise (floats, strings, bools)."""
+    if isinstance(value, Tensor) and value.numel() == 1 and not value.is_floating_point():
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
 
 
 @dataclass
