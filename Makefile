@@ -96,10 +96,12 @@ test-torch-latest: $(VENV_LATEST)/.installed
 	$(VENV_LATEST)/bin/pytest tests --ignore=tests/site -q -p no:cacheprovider
 	$(VENV_LATEST)/bin/$(NBVAL)
 
-# bench_efficient takes ~20 min and briefly needs ~16.5 GiB (naive attention at n=16384).
+# bench_efficient takes ~20 min and briefly needs ~16.5 GiB (naive attention at n=16384);
+# bench_backward ~5 min and ~6.5 GiB (naive attention's training step at n=8192).
 bench: setup
 	$(BIN)/python benchmarks/bench_mha.py
 	$(BIN)/python benchmarks/bench_efficient.py
+	$(BIN)/python benchmarks/bench_backward.py
 
 lab: setup
 	$(BIN)/jupyter lab book/

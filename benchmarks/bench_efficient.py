@@ -86,8 +86,10 @@ def _method(name: str, n: int) -> Callable:
         return lambda q, k, v: linear_attention(q, k, v)
     if name == "linear_causal":
         return lambda q, k, v: linear_attention(q, k, v, is_causal=True)
-    if name == "chunked_no_checkpoint":
-        return lambda q, k, v: chunked_attention(q, k, v, checkpoint_blocks=False)
+    if name == "chunked_no_checkpoint":  # autograd keeps every tile
+        return lambda q, k, v: chunked_attention(q, k, v, backward="autograd")
+    if name == "chunked_checkpoint":  # each query block recomputed by torch.utils.checkpoint
+        return lambda q, k, v: chunked_attention(q, k, v, backward="checkpoint")
     raise ValueError(f"unknown method {name!r}")
 
 

@@ -133,8 +133,8 @@ def test_keeps_float64():
     torch.testing.assert_close(out, exact(q, k, v), atol=1e-12, rtol=1e-12)
 
 
-@pytest.mark.parametrize("checkpoint_blocks", [True, False])
-def test_gradients_equal_those_of_exact_attention(checkpoint_blocks):
+@pytest.mark.parametrize("backward", ["recompute", "checkpoint", "autograd"])
+def test_gradients_equal_those_of_exact_attention(backward):
     q, k, v = qkv(10, 13)
     mask = torch.rand(10, 13, generator=torch.Generator().manual_seed(5)) > 0.3
     grads = []
@@ -146,7 +146,7 @@ def test_gradients_equal_those_of_exact_attention(checkpoint_blocks):
             is_causal=True,
             query_block=4,
             key_block=5,
-            checkpoint_blocks=checkpoint_blocks,
+            backward=backward,
         ),
     ):
         inputs = [t.clone().requires_grad_() for t in (q, k, v)]
@@ -156,8 +156,8 @@ def test_gradients_equal_those_of_exact_attention(checkpoint_blocks):
         torch.testing.assert_close(ours, theirs, atol=ATOL, rtol=RTOL)
 
 
-@pytest.mark.parametrize("checkpoint_blocks", [True, False])
-def test_gradcheck_in_float64(checkpoint_blocks):
+@pytest.mark.parametrize("backward", ["recompute", "checkpoint", "autograd"])
+def test_gradcheck_in_float64(backward):
     q, k, v = (t.requires_grad_() for t in qkv(5, 6, E=3, Ev=2, batch=(1,), dtype=torch.float64))
     mask = torch.zeros(5, 6, dtype=torch.float64)
     mask[1, 2] = float("-inf")
@@ -171,7 +171,7 @@ def test_gradcheck_in_float64(checkpoint_blocks):
             is_causal=True,
             query_block=2,
             key_block=4,
-            checkpoint_blocks=checkpoint_blocks,
+            backward=backward,
         )
 
     assert torch.autograd.gradcheck(fn, (q, k, v))

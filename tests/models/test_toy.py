@@ -25,7 +25,9 @@ def test_local_model_cannot_see_beyond_its_window():
 
 
 def test_rejects_an_unknown_attention_kind():
-    with pytest.raises(ValueError, match="attention must be 'full', 'local' or 'linear'"):
+    with pytest.raises(
+        ValueError, match="attention must be 'full', 'local', 'linear' or 'chunked'"
+    ):
         ToyModel(ToyConfig(attention="sparse"))
 
 
@@ -50,3 +52,17 @@ def test_values_are_required_when_the_model_has_a_value_embedding():
         ValueError, match=r"values must have the shape of tokens \(2, 4\); got None"
     ):
         model(torch.zeros(2, 4, dtype=torch.long))
+
+
+def test_chunked_attention_model_equals_the_full_one_and_its_gradients():
+    torch.manual_seed(0)
+    full = ToyModel(ToyConfig(embed_dim=16, num_heads=2, attention="full"))
+    chunked = ToyModel(ToyConfig(embed_dim=16, num_heads=2, attention="chunked", block=5))
+    chunked.load_state_dict(full.state_dict())
+    tokens = torch.randint(0, 16, (3, 23))
+    out_full, out_chunked = full(tokens), chunked(tokens)
+    torch.testing.assert_close(out_chunked, out_full, atol=1e-5, rtol=1e-5)
+    out_full.square().sum().backward()
+    out_chunked.square().sum().backward()
+    for (name, a), b in zip(full.named_parameters(), chunked.parameters()):
+        torch.testing.assert_close(b.grad, a.grad, atol=1e-4, rtol=1e-4, msg=name)

@@ -1,11 +1,11 @@
 """Efficient attention: exact attention in linear memory, and three approximations.
 
 * :mod:`~attnbook.efficient.chunked` — exact attention in blocks with the online softmax;
+* :mod:`~attnbook.efficient.recompute` — its backward pass in linear memory (FlashAttention's);
 * :mod:`~attnbook.efficient.local` — sliding-window attention, as a mask and as a band;
 * :mod:`~attnbook.efficient.lowrank` — Linformer-style projection of keys and values;
 * :mod:`~attnbook.efficient.linear` — linear attention (elu + 1), parallel and recurrent;
 * :mod:`~attnbook.efficient.checkpointing` — gradient checkpointing of any layer;
-* :mod:`~attnbook.models.toy` — two small tasks and a one-layer model to compare them.
 """
 
 from attnbook.efficient.checkpointing import Checkpointed
@@ -18,9 +18,11 @@ from attnbook.efficient.linear import (
 )
 from attnbook.efficient.local import local_attention, local_mask
 from attnbook.efficient.lowrank import lowrank_attention, pooling_projection, random_projection
+from attnbook.efficient.recompute import ChunkedAttention
 
 __all__ = [
     "Checkpointed",
+    "ChunkedAttention",
     "chunked_attention",
     "online_softmax_merge",
     "elu_feature_map",

@@ -23,15 +23,12 @@ E query/key feature size, Ev value feature size; ``...`` is any number of batch 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-
 import torch
 from torch import Tensor
 from torch.utils.checkpoint import checkpoint
 
 from attnbook.attention import check_attention_inputs
+from attnbook.efficient.recompute import ChunkedAttention, attention_block, blocked_forward
 from attnbook.masks import check_broadcastable, check_mask
 
 __all__ = ["chunked_attention", "online_softmax_merge"]
@@ -74,7 +71,7 @@ def chunked_attention(
     temperature: float = 1.0,
     query_block: int = 512,
     key_block: int = 512,
-    checkpoint_blocks: bool = True,
+    backward: str = "recompute",
     workers: int | None = None,
 ) -> Tensor:
     """Exact attention computed over blocks of queries and keys, in memory linear in L and S.
@@ -85,15 +82,19 @@ def chunked_attention(
     tile of scores of shape (..., query_block, key_block). With ``is_causal`` the key blocks
     that lie entirely in the future of a query block are skipped, not computed and masked.
 
-    Under autograd, each query block is wrapped in :func:`torch.utils.checkpoint.checkpoint`
-    (``use_reentrant=False``) when ``checkpoint_blocks`` is True: backward recomputes the
-    block's tiles instead of keeping them all, so training memory stays linear too.
+    Under autograd, ``backward`` chooses what the backward pass keeps:
 
-    Query blocks are independent, so without autograd they are computed ``workers`` at a time
-    by Python threads, each running single-threaded PyTorch operations (PyTorch's own thread
-    count is set to 1 meanwhile, then restored). One parallel task per block avoids what
-    multi-threaded *operations* cost here: a synchronisation of all threads in every
-    operation of every tile, which is slow when another program is using a core.
+    * ``"recompute"`` (default): :class:`~attnbook.efficient.recompute.ChunkedAttention` saves
+      only the inputs, the output and one log-sum-exp per query, and its hand-written backward
+      recomputes each tile (FlashAttention's method); memory stays linear in training.
+    * ``"checkpoint"``: each query block is wrapped in
+      :func:`torch.utils.checkpoint.checkpoint` (``use_reentrant=False``); autograd recomputes
+      the block's forward during backward and keeps that block's tiles meanwhile.
+    * ``"autograd"``: autograd keeps every tile, (L, S) numbers in all: for comparison only.
+
+    The query blocks of the forward pass are computed ``workers`` at a time by Python threads
+    (:func:`~attnbook.efficient.recompute.blocked_forward`), except with ``"checkpoint"`` and
+    ``"autograd"``, which run them one after the other.
 
     Args:
         query: (..., L, E).
@@ -108,16 +109,17 @@ def chunked_attention(
         temperature: divides the scaled scores; must be > 0.
         query_block: number of queries per block (> 0).
         key_block: number of keys per block (> 0).
-        checkpoint_blocks: recompute each query block in backward instead of storing it.
-        workers: query blocks computed in parallel when no gradient is needed; defaults to
-            ``torch.get_num_threads()``. With autograd, blocks run one after the other.
+        backward: ``"recompute"``, ``"checkpoint"`` or ``"autograd"`` (see above).
+        workers: query blocks computed in parallel in the forward pass; defaults to
+            ``torch.get_num_threads()``.
 
     Returns:
         output of shape (..., L, Ev).
 
     Raises:
         TypeError, ValueError: as :func:`~attnbook.attention.scaled_dot_product_attention`, and
-            ``ValueError`` for a block size or ``workers`` that is not a positive integer.
+            ``ValueError`` for a block size or ``workers`` that is not a positive integer, an
+            unknown ``backward``, or an ``attn_mask`` that requires grad.
     """
     _, scale = check_attention_inputs(query, key, value, scale=scale, temperature=temperature)
     workers = torch.get_num_threads() if workers is None else workers
@@ -135,87 +137,31 @@ def chunked_attention(
         check_broadcastable(attn_mask, (*batch, L, S), "attn_mask")
     scale = scale / temperature
 
+    if backward not in ("recompute", "checkpoint", "autograd"):
+        raise ValueError(
+            f"backward must be 'recompute', 'checkpoint' or 'autograd'; got {backward!r}"
+        )
+    if attn_mask is not None and attn_mask.requires_grad:
+        raise ValueError(
+            "chunked_attention gives no gradient to attn_mask; pass attn_mask.detach()"
+        )
+
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
+    if not grad:
+        with torch.no_grad():
+            return blocked_forward(
+                query, key, value, attn_mask, is_causal, scale, query_block, key_block, workers
+            )[0]
+    if backward == "recompute":
+        return ChunkedAttention.apply(
+            query, key, value, attn_mask, is_causal, scale, query_block, key_block, workers
+        )
     output = query.new_empty((*batch, L, value.size(-1)))  # (..., L, Ev), filled block by block
-
-    def run(q0: int) -> None:
+    for q0 in range(0, L, query_block):
         q1 = min(q0 + query_block, L)
-        args = (query[..., q0:q1, :], key, value, attn_mask, q0, q1, is_causal, scale, key_block)
-        if grad and checkpoint_blocks:
-            output[..., q0:q1, :] = checkpoint(_query_block, *args, use_reentrant=False)
+        args = (query[..., q0:q1, :], key, value, attn_mask, q0, is_causal, scale, key_block)
+        if backward == "checkpoint":
+            output[..., q0:q1, :] = checkpoint(attention_block, *args, use_reentrant=False)[0]
         else:
-            output[..., q0:q1, :] = _query_block(*args)
-
-    starts = range(0, L, query_block)
-    if grad or workers == 1 or len(starts) == 1:
-        for q0 in starts:
-            run(q0)
-    else:
-        with _single_threaded_operations(), ThreadPoolExecutor(workers) as pool:
-            list(pool.map(run, starts))  # disjoint slices of output: no two threads write the same
+            output[..., q0:q1, :] = attention_block(*args)[0]
     return output
-
-
-@contextmanager
-def _single_threaded_operations() -> Iterator[None]:
-    """Run PyTorch operations on one thread each (threads started inside inherit it)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-def _query_block(
-    q: Tensor,
-    key: Tensor,
-    value: Tensor,
-    attn_mask: Tensor | None,
-    q0: int,
-    q1: int,
-    is_causal: bool,
-    scale: float,
-    key_block: int,
-) -> Tensor:
-    """Output (..., q1 - q0, Ev) of the queries ``q0:q1`` over all keys, one key block at a time."""
-    S = key.size(-2)
-    q = q * scale  # (..., Bq, E): scaling the few queries is cheaper than scaling every tile
-    batch = torch.broadcast_shapes(q.shape[:-2], key.shape[:-2], value.shape[:-2])
-    m = q.new_full((*batch, q1 - q0, 1), float("-inf"))  # running maximum of the scores
-    l = q.new_zeros((*batch, q1 - q0, 1))  # running sum of exp(score - m)
-    acc = q.new_zeros((*batch, q1 - q0, value.size(-1)))  # running sum of exp(score - m) * v
-    # Causal: key j is allowed for query i only if j <= i, so keys at or beyond q1 never are.
-    k_end = min(S, q1) if is_causal else S
-    for k0 in range(0, k_end, key_block):
-        k1 = min(k0 + key_block, k_end)
-        s = q @ key[..., k0:k1, :].transpose(-2, -1)  # (..., Bq, Bk)
-        if attn_mask is not None:
-            tile = _tile(attn_mask, q0, q1, k0, k1)
-            if tile.dtype == torch.bool:
-                s = s.masked_fill(~tile, float("-inf"))
-            else:
-                s = s + tile.to(s.dtype)
-        if is_causal and k1 - 1 > q0:  # the tile crosses the diagonal
-            rows = torch.arange(q0, q1, device=q.device)[:, None]  # (Bq, 1)
-            cols = torch.arange(k0, k1, device=q.device)[None, :]  # (1, Bk)
-            s = s.masked_fill(cols > rows, float("-inf"))
-        # The result does not depend on m, so its gradient is zero: keep it out of autograd.
-        m_new = torch.maximum(m, s.detach().amax(dim=-1, keepdim=True))  # (..., Bq, 1)
-        m_safe = m_new.masked_fill(torch.isneginf(m_new), 0.0)  # rows with no allowed key yet
-        p = s.sub_(m_safe).exp_()  # (..., Bq, Bk), in place: s is not needed any more
-        alpha = torch.exp(m - m_safe)  # (..., Bq, 1), 0 on the first block
-        l = alpha * l + p.sum(dim=-1, keepdim=True)
-        acc = alpha * acc + p @ value[..., k0:k1, :]  # (..., Bq, Ev)
-        m = m_new
-    # Rows that never saw an allowed key have l = 0 and acc = 0: output 0, not 0/0.
-    return acc / torch.where(l > 0, l, torch.ones_like(l))  # (..., Bq, Ev)
-
-
-def _tile(attn_mask: Tensor, q0: int, q1: int, k0: int, k1: int) -> Tensor:
-    """The (..., q1 - q0, k1 - k0) tile of a mask that broadcasts to (..., L, S)."""
-    if attn_mask.dim() == 1:  # (S,) broadcasts over queries
-        return attn_mask[k0:k1]
-    rows = slice(q0, q1) if attn_mask.size(-2) != 1 else slice(None)
-    cols = slice(k0, k1) if attn_mask.size(-1) != 1 else slice(None)
-    return attn_mask[..., rows, cols]

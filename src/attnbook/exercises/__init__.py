@@ -39,6 +39,7 @@ from attnbook.exercises.ch10_approximations import (
     check_state_bytes,
     check_window_layers,
 )
+from attnbook.exercises.ch11_training import check_attention_backward
 from attnbook.exercises.report import Report
 
 __all__ = [
@@ -70,4 +71,5 @@ __all__ = [
     "check_linear_attention",
     "check_state_bytes",
     "check_window_layers",
+    "check_attention_backward",
 ]

@@ -15,6 +15,7 @@ from typing import Literal
 from torch import Tensor, nn
 
 from attnbook.attention import scaled_dot_product_attention
+from attnbook.efficient.chunked import chunked_attention
 from attnbook.efficient.linear import linear_attention, linear_attention_weights
 from attnbook.efficient.local import local_mask
 from attnbook.mha import merge_heads, split_heads
@@ -22,7 +23,7 @@ from attnbook.positional import sinusoidal_encoding
 
 __all__ = ["ToyConfig", "ToyModel"]
 
-Kind = Literal["full", "local", "linear"]
+Kind = Literal["full", "local", "linear", "chunked"]
 
 
 @dataclass
@@ -36,8 +37,9 @@ class ToyConfig:
     num_heads: int = 2  # H; must divide embed_dim
     max_len: int = 64  # longest sequence (sinusoidal positions)
     positions: bool = True  # add sinusoidal positions to the embeddings
-    attention: Kind = "full"  # the core: exact softmax, local window, or linear (elu + 1)
+    attention: Kind = "full"  # exact softmax, local window, linear (elu + 1), or chunked (exact)
     window: int = 4  # half-width of the local window
+    block: int = 512  # query and key block size of the chunked attention
 
 
 class ToyModel(nn.Module):
@@ -45,9 +47,9 @@ class ToyModel(nn.Module):
 
     def __init__(self, config: ToyConfig) -> None:
         super().__init__()
-        if config.attention not in ("full", "local", "linear"):
+        if config.attention not in ("full", "local", "linear", "chunked"):
             raise ValueError(
-                f"attention must be 'full', 'local' or 'linear'; got {config.attention!r}"
+                f"attention must be 'full', 'local', 'linear' or 'chunked'; got {config.attention!r}"
             )
         if config.embed_dim % config.num_heads:
             raise ValueError(
@@ -72,6 +74,8 @@ class ToyModel(nn.Module):
             # both compute the same function.
             mask = local_mask(q.size(-2), window=c.window, device=q.device)
             attended, _ = scaled_dot_product_attention(q, k, v, mask)
+        elif c.attention == "chunked":  # exact, and linear in memory in training too
+            attended = chunked_attention(q, k, v, query_block=c.block, key_block=c.block)
         else:
             attended = linear_attention(q, k, v)
         return self.readout(x + self.out_proj(merge_heads(attended)))  # (N, L, C)
