@@ -134,3 +134,40 @@ def test_a_mask_that_requires_grad_and_an_unknown_backward_are_refused():
         chunked_attention(q, k, v, torch.zeros(3, 3, requires_grad=True))
     with pytest.raises(ValueError, match="backward must be"):
         chunked_attention(q, k, v, backward="flash")
+
+
+@pytest.mark.parametrize("mask_shape", [(2, 1, 7, 9), (1, 3, 1, 9), (9,), (2, 3, 7, 1), (7, 9)])
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_gradients_with_broadcast_masks_and_several_workers_equal_the_library(
+    mask_shape, is_causal, kind
+):
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(2, 3, n, 4, generator=g, dtype=torch.float64) for n in (7, 9, 9))
+    mask = (
+        torch.rand(*mask_shape, generator=g) > 0.3
+        if kind == "bool"
+        else torch.randn(*mask_shape, generator=g)
+    )
+    weight = torch.randn(2, 3, 7, 4, generator=g, dtype=torch.float64)
+    if kind == "float":
+        mask = mask.to(torch.float64)
+
+    def library(q, k, v):
+        return scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal)[0]
+
+    expected = grads(library, q, k, v, weight)
+    ours = grads(
+        lambda q, k, v: chunked_attention(q, k, v, mask, is_causal=is_causal, query_block=3, key_block=2, workers=3),
+        q, k, v, weight,
+    )  # fmt: skip
+    for name, a, b in zip("qkv", ours, expected):
+        torch.testing.assert_close(a, b, atol=1e-10, rtol=1e-10, msg=f"gradient of {name}")
+
+
+def test_no_keys_at_all_gives_zero_output_and_zero_gradients():
+    q, k, v = leaves(torch.randn(4, 3), torch.randn(0, 3), torch.randn(0, 2))
+    out = chunked_attention(q, k, v)
+    out.sum().backward()
+    assert out.shape == (4, 2) and (out == 0).all() and (q.grad == 0).all()
+    assert k.grad.shape == (0, 3) and v.grad.shape == (0, 2)

@@ -166,6 +166,12 @@ class ChunkedAttention(torch.autograd.Function):
     the arguments of :func:`~attnbook.efficient.chunked_attention` after its checks, ``scale``
     already divided by the temperature. Saved for backward: the inputs, the output and the
     per-query log-sum-exp — memory linear in L and S. A float ``attn_mask`` gets no gradient.
+
+    The running statistics and the gradients are kept in the inputs' dtype. In float32 and
+    float64 that matches PyTorch to rounding; in float16 and bfloat16 the gradients are less
+    accurate than those of PyTorch's fused kernel, which accumulates in float32. Worker threads
+    set PyTorch's thread count to 1 while they run and restore it after: do not run two
+    attention calls concurrently from different Python threads.
     """
 
     @staticmethod
@@ -195,9 +201,11 @@ class ChunkedAttention(torch.autograd.Function):
         dk = key.new_zeros((*batch, S, key.size(-1)))  # (..., S, E)
         dv = value.new_zeros((*batch, S, value.size(-1)))  # (..., S, Ev)
         delta = (grad_output * output).sum(dim=-1, keepdim=True)  # D: (..., L, 1)
-        empty = torch.isneginf(lse)  # rows with no allowed key: P = 0
-        lse_safe = lse.masked_fill(empty, 0.0)
+        lse_safe = lse.masked_fill(torch.isneginf(lse), 0.0)  # rows with no allowed key: P = 0
         key_starts = list(range(0, S, key_block))
+        if not key_starts:  # no keys at all: the output was 0 whatever the inputs
+            return (torch.zeros_like(query), torch.zeros_like(key), torch.zeros_like(value),
+                    None, None, None, None, None, None)  # fmt: skip
         # Each worker owns whole key blocks, so it alone writes their dK and dV; every worker
         # adds to dQ, so each has its own dQ, summed at the end (linear memory: L x E each).
         shares = [key_starts[w::workers] for w in range(min(workers, len(key_starts)))]
@@ -215,8 +223,8 @@ class ChunkedAttention(torch.autograd.Function):
                     q1 = min(q0 + query_block, L)
                     q = query[..., q0:q1, :] * scale  # (..., Bq, E), scaled here: no (L, E) copy
                     s = tile_scores(q, k, attn_mask, q0, k0, is_causal)
-                    p = s.sub_(lse_safe[..., q0:q1, :]).exp_()  # (..., Bq, Bk), recomputed P
-                    p = p.masked_fill(empty[..., q0:q1, :], 0.0)
+                    # Recomputed P; a row with no allowed key has scores of -inf, so exp gives 0.
+                    p = s.sub_(lse_safe[..., q0:q1, :]).exp_()  # (..., Bq, Bk)
                     do = grad_output[..., q0:q1, :]  # (..., Bq, Ev)
                     dv[..., k0:k1, :] += p.transpose(-2, -1) @ do  # (..., Bk, Ev)
                     ds = (do @ v.transpose(-2, -1)).sub_(delta[..., q0:q1, :]).mul_(p)  # P (dP - D)
