@@ -1,4 +1,4 @@
-"""Inputs shared by several checkers: random attention weights with padding."""
+"""Inputs shared by several checkers: random queries, keys and values; random attention weights."""
 
 from __future__ import annotations
 
@@ -6,7 +6,17 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["random_attention"]
+__all__ = ["random_qkv", "random_attention"]
+
+
+def random_qkv(seed: int, L: int, S: int, E: int, Ev: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Seeded query (L, E), key (S, E) and value (S, Ev)."""
+    g = torch.Generator().manual_seed(seed)
+    return (
+        torch.randn(L, E, generator=g),
+        torch.randn(S, E, generator=g),
+        torch.randn(S, Ev, generator=g),
+    )
 
 
 def random_attention(

@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
+from attnbook.exercises.cases import random_qkv
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
 
 __all__ = [
@@ -168,17 +169,9 @@ def check_block_attention(
     """Compare the reader's ``block_attention(query, key, value, block)`` with exact attention."""
     report = Report("attention over key blocks")
 
-    def inputs(seed: int, L: int, S: int, E: int, Ev: int) -> tuple[Tensor, Tensor, Tensor]:
-        g = torch.Generator().manual_seed(seed)
-        return (
-            torch.randn(L, E, generator=g),
-            torch.randn(S, E, generator=g),
-            torch.randn(S, Ev, generator=g),
-        )
-
     def blocks(size: int, seed: int = 1, L: int = 5, S: int = 11, E: int = 4, Ev: int = 3):
         def case() -> str | None:
-            q, k, v = inputs(seed, L, S, E, Ev)
+            q, k, v = random_qkv(seed, L, S, E, Ev)
             out = call(block_attention, q, k, v, size)
             problem = expect_tensor(out, (L, Ev), what="block_attention")
             if problem is not None:
@@ -190,7 +183,7 @@ def check_block_attention(
         return case
 
     def huge() -> str | None:
-        q, k, v = inputs(1, 5, 11, 4, 3)
+        q, k, v = random_qkv(1, 5, 11, 4, 3)
         out = call(block_attention, q * 500, k, v, 3)
         problem = expect_tensor(out, (5, 3), what="block_attention")
         if problem is not None:
@@ -218,7 +211,7 @@ def check_block_attention(
         lambda: changed_inputs(
             lambda q, k, v: block_attention(q, k, v, 3),
             ("query", "key", "value"),
-            *inputs(3, 4, 9, 4, 2),
+            *random_qkv(3, 4, 9, 4, 2),
         ),
     )
     return report

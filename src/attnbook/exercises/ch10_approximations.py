@@ -18,6 +18,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.efficient.linear import elu_feature_map, linear_attention
+from attnbook.exercises.cases import random_qkv
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
 
 __all__ = ["check_linear_attention", "check_state_bytes", "check_window_layers"]
@@ -46,17 +47,9 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
     """Compare the reader's non-causal ``linear_attn(query, key, value)`` with the library."""
     report = Report("linear attention")
 
-    def inputs(seed: int, L: int, S: int, E: int, Ev: int) -> tuple[Tensor, Tensor, Tensor]:
-        g = torch.Generator().manual_seed(seed)
-        return (
-            torch.randn(L, E, generator=g),
-            torch.randn(S, E, generator=g),
-            torch.randn(S, Ev, generator=g),
-        )
-
     def matches(seed: int, L: int, S: int, E: int, Ev: int) -> Callable[[], str | None]:
         def case() -> str | None:
-            q, k, v = inputs(seed, L, S, E, Ev)
+            q, k, v = random_qkv(seed, L, S, E, Ev)
             out = call(linear_attn, q, k, v)
             problem = expect_tensor(out, (L, Ev), what="linear_attn")
             if problem is not None:
@@ -84,7 +77,7 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
         # The quadratic form builds an (L, S) matrix, by a matrix product (counted FLOPs) or by
         # broadcasting (the largest tensor any operation makes); the linear form needs neither.
         n = 1024
-        q, k, v = inputs(5, n, n, 4, 4)
+        q, k, v = random_qkv(5, n, n, 4, 4)
         with FlopCounterMode(display=False) as counter, _LargestTensor() as sizes:
             out = call(linear_attn, q, k, v)
         if expect_tensor(out, (n, 4)) is not None or not _close(
@@ -109,7 +102,7 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
     report.run("costs O(n): no (L, S) intermediate for L = S = 1024", linear_cost)
     report.run(
         "does not modify its inputs",
-        lambda: changed_inputs(linear_attn, ("query", "key", "value"), *inputs(4, 5, 7, 4, 2)),
+        lambda: changed_inputs(linear_attn, ("query", "key", "value"), *random_qkv(4, 5, 7, 4, 2)),
     )
     return report
 
