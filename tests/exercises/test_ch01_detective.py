@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from attnbook.exercises import check_new_suspect, check_soft_lookup
-from attnbook.models.handbuilt import FEATURE_INDEX, WORD_FEATURES
+from attnbook.exercises.ch01_detective import check_two_way_lookup
+from attnbook.models.handbuilt import FEATURE_INDEX, QUERY_MATRIX, WORD_FEATURES
 
 
 def book_solution(query, keys, values, temperature):
@@ -98,3 +99,51 @@ def test_wrong_lexicons_are_named(name):
 
 def test_the_feature_index_names_the_columns_the_checker_reads():
     assert female[FEATURE_INDEX["female"]] == 1 and pronoun_like[FEATURE_INDEX["pronoun"]] == 1
+
+
+def with_entry(value, row="pronoun", column="person"):
+    w = QUERY_MATRIX.clone()
+    w[FEATURE_INDEX[row], FEATURE_INDEX[column]] = value
+    return w
+
+
+TWO_WAY_RIGHT = {
+    "the book's solution": (with_entry(1.0), torch.eye(6)),
+    "a stronger entry, still below 3": (with_entry(2.5), torch.eye(6)),
+    "float64": (with_entry(1.0).double(), torch.eye(6, dtype=torch.float64)),
+}
+TWO_WAY_WRONG = {
+    "the chapter's W_q unchanged": (
+        (QUERY_MATRIX, torch.eye(6)),
+        "张 puts its largest weight on 张; the antecedent's query must seek the pronoun",
+    ),
+    "tied matrices": ((with_entry(1.0), with_entry(1.0)), "w_q equals w_k"),
+    "so strong that the pronoun looks at itself": (
+        (with_entry(5.0), torch.eye(6)),
+        "他 puts its largest weight on 他",
+    ),
+    "an entry that makes names avoid pronouns": (
+        (with_entry(-1.0), torch.eye(6)),
+        "every antecedent puts its largest weight on its pronoun: fails in 170 of 170",
+    ),
+    "one matrix, not a pair": (with_entry(1.0), "pass a pair (w_q, w_k)"),
+    "wrong shape": ((with_entry(1.0), torch.eye(5)), "w_k must have shape (6, 6)"),
+    "integer matrices": (
+        (with_entry(1.0).long(), torch.eye(6, dtype=torch.long)),
+        "floating-point tensor",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", TWO_WAY_RIGHT)
+def test_right_two_way_lookups_pass(name):
+    report = check_two_way_lookup(TWO_WAY_RIGHT[name])
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize("name", TWO_WAY_WRONG)
+def test_wrong_two_way_lookups_are_named(name):
+    matrices, fragment = TWO_WAY_WRONG[name]
+    report = check_two_way_lookup(matrices)
+    assert not report.passed
+    assert fragment in str(report), str(report)

@@ -48,7 +48,7 @@ def test_two_agreeing_candidates_share_the_weight():
 
 
 def test_weights_match_a_hand_computation_from_the_feature_table():
-    # q(他) = x(他) W_qᵀ: person 2 (it is a pronoun), male 2, pronoun -3, verb 0.5.
+    # q(他) = x(他) W_qᵀ: person 2 (it is a pronoun), male 2, pronoun -3.
     # Scores q · k with k = the features: 张 = 2 + 2 = 4; 他 itself = 2 + 2 - 3 = 1.
     scores, weights, output = attend(["张", "他"])
     torch.testing.assert_close(scores[1], torch.tensor([4.0, 1.0]))

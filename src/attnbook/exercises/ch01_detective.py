@@ -5,6 +5,10 @@
   The reference is the library's attention with ``scale=1``.
 * ``lexicon``: a copy of :data:`~attnbook.models.handbuilt.WORD_FEATURES` with 王 added, so that
   in 老王说他很累 the query of 他 puts most of its weight on 王.
+* ``matrices = (w_q, w_k)``: two (6, 6) matrices with ``Q = X w_qᵀ`` and ``K = X w_kᵀ`` such
+  that, in every sentence of :func:`~attnbook.models.handbuilt.detective_sentences`, the
+  pronoun's largest weight is on its antecedent **and** the antecedent's largest weight is on
+  the pronoun: the two-way lookup that a head with ``W_Q = W_K`` cannot make.
 """
 
 from __future__ import annotations
@@ -16,10 +20,17 @@ from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
-from attnbook.models.handbuilt import FEATURE_INDEX, FEATURES, WORD_FEATURES, attend
+from attnbook.models.handbuilt import (
+    FEATURE_INDEX,
+    FEATURES,
+    WORD_FEATURES,
+    attend,
+    detective_sentences,
+    features,
+)
 from attnbook.tasks.vocab import tokenize
 
-__all__ = ["check_soft_lookup", "check_new_suspect"]
+__all__ = ["check_soft_lookup", "check_new_suspect", "check_two_way_lookup"]
 
 SoftLookup = Callable[[Tensor, Tensor, Tensor, float], Tensor]
 
@@ -183,4 +194,84 @@ def check_new_suspect(lexicon: Mapping[str, Sequence[float]]) -> Report:
     report.run("王 is in the lexicon with one value per feature", has_wang)
     report.run("every other token keeps its features", others_kept)
     report.run("in 老王说他很累, 他 puts its largest weight on 王", points_at_wang)
+    return report
+
+
+def _misses(w_q: Tensor, w_k: Tensor, back: bool) -> list[tuple[str, str, str]]:
+    """(sentence, query token, token it weights most) for every sentence where the lookup fails.
+
+    The forward lookup is pronoun → antecedent, ``back`` is antecedent → pronoun. A tie for the
+    largest weight counts as a miss.
+    """
+    misses = []
+    for s in detective_sentences():
+        x = features(s.tokens)  # (L, 6)
+        _, weights = scaled_dot_product_attention(x @ w_q.T, x @ w_k.T, x, scale=1.0)
+        query, target = (s.antecedent, s.pronoun) if back else (s.pronoun, s.antecedent)
+        row = weights[query].clone()
+        right = float(row[target])
+        row[target] = -1.0
+        if right <= float(row.max()):
+            misses.append(("".join(s.tokens), s.tokens[query], s.tokens[int(row.argmax())]))
+    return misses
+
+
+def check_two_way_lookup(matrices: Sequence[Tensor]) -> Report:
+    """Check ``(w_q, w_k)``: pronouns find their antecedents and antecedents look back."""
+    report = Report("a two-way lookup")
+    d = len(FEATURES)
+
+    def shapes() -> str | None:
+        if not isinstance(matrices, (tuple, list)) or len(matrices) != 2:
+            return f"pass a pair (w_q, w_k); got {type(matrices).__name__}"
+        for name, m in zip(("w_q", "w_k"), matrices):
+            if not isinstance(m, Tensor) or not m.dtype.is_floating_point:
+                kind = m.dtype if isinstance(m, Tensor) else type(m).__name__
+                return f"{name} must be a floating-point tensor; got {kind}"
+            if tuple(m.shape) != (d, d):
+                return (
+                    f"{name} must have shape ({d}, {d}) (one row per query/key feature, one "
+                    f"column per input feature {FEATURES}); got {tuple(m.shape)}"
+                )
+        return None
+
+    def untied() -> str | None:
+        if shapes() is not None:
+            return "cannot check: pass two (6, 6) tensors first (see above)"
+        w_q, w_k = (m.detach().float() for m in matrices)
+        if torch.equal(w_q, w_k):
+            return (
+                "w_q equals w_k: then 他 scores 张 exactly as 张 scores 他, and by Cauchy–Schwarz "
+                "they cannot both prefer the other to themselves; make the two matrices differ"
+            )
+        return None
+
+    def lookup(back: bool):
+        def case() -> str | None:
+            if shapes() is not None:
+                return "cannot check: pass two (6, 6) tensors first (see above)"
+            w_q, w_k = (m.detach().float() for m in matrices)
+            misses = _misses(w_q, w_k, back)
+            if not misses:
+                return None
+            sentence, query, best = misses[0]
+            total = len(detective_sentences())
+            hint = (
+                "the antecedent's query must seek the pronoun feature, more than the features "
+                "it shares with itself"
+                if back
+                else "check that the pronoun still seeks a person of its gender, more than "
+                "it seeks itself"
+            )
+            return (
+                f"fails in {len(misses)} of {total} sentences, e.g. {sentence}: {query} puts its "
+                f"largest weight on {best}; {hint}"
+            )
+
+        return case
+
+    report.run("two (6, 6) matrices", shapes)
+    report.run("W_Q and W_K differ", untied)
+    report.run("every pronoun puts its largest weight on its antecedent", lookup(back=False))
+    report.run("every antecedent puts its largest weight on its pronoun", lookup(back=True))
     return report

@@ -6,18 +6,25 @@ word looks for* (a pronoun looks for a person of its own gender, and not for ano
 With these hand-made vectors, attention resolves 他 / "he" by construction — no training — so
 every number in the chapter can be checked by hand.
 
+:func:`detective_sentences` builds every small sentence of the chapter's kind from this lexicon
+(老张对小丽说她很累, ...), each with its pronoun and antecedent: the data on which chapter 1 shows
+that the same lookup can be *learned* (:mod:`attnbook.models.projections`).
+
 Chinese is tokenised by character (老张 is two tokens, 老 "old" and 张 "Zhang"), English by
 whitespace.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
+from attnbook.tasks.vocab import tokenize
 
 #: The six interpretable features of every word, in column order.
 FEATURES: tuple[str, ...] = ("person", "male", "female", "pronoun", "verb", "modifier")
@@ -66,19 +73,13 @@ WORD_FEATURES: dict[str, tuple[float, ...]] = {
 def _query_matrix() -> Tensor:
     """W_q, (features, features): row i says how much a word's features *seek* feature i."""
     w = torch.zeros(len(FEATURES), len(FEATURES))
-    w[FEATURE_INDEX["person"], FEATURE_INDEX["pronoun"]] = 2.0  # a pronoun looks for a person ...
-    w[FEATURE_INDEX["male"], FEATURE_INDEX["male"]] = 2.0  # ... of its own gender ...
-    w[FEATURE_INDEX["female"], FEATURE_INDEX["female"]] = 2.0
-    w[
-        FEATURE_INDEX["pronoun"], FEATURE_INDEX["pronoun"]
-    ] = -3.0  # ... that is not itself a pronoun.
-    w[FEATURE_INDEX["person"], FEATURE_INDEX["verb"]] = 1.5  # a verb looks for who does it
-    w[FEATURE_INDEX["verb"], FEATURE_INDEX["modifier"]] = (
-        1.5  # a modifier looks for what it modifies
-    )
-    w[FEATURE_INDEX["verb"], FEATURE_INDEX["person"]] = (
-        0.5  # a name looks, a little, for what it does
-    )
+    person, male, female, pronoun, verb, modifier = (FEATURE_INDEX[f] for f in FEATURES)
+    w[person, pronoun] = 2.0  # a pronoun looks for a person ...
+    w[male, male] = 2.0  # ... of its own gender ...
+    w[female, female] = 2.0
+    w[pronoun, pronoun] = -3.0  # ... that is not itself a pronoun.
+    w[person, verb] = 1.5  # a verb looks for who does it
+    w[verb, modifier] = 1.5  # a modifier looks for what it modifies
     return w
 
 
@@ -140,3 +141,62 @@ def rule_based_antecedent(
     gender = "male" if pronoun[FEATURE_INDEX["male"]] == 1 else "female"
     agreeing = [i for i in candidates if x[i, FEATURE_INDEX[gender]] == 1]
     return agreeing[-1] if agreeing else None
+
+
+class PronounSentence(NamedTuple):
+    """A sentence with one pronoun whose antecedent is the only person of its gender."""
+
+    tokens: list[str]
+    pronoun: int  # position of 他 / 她
+    antecedent: int  # position of the given name it refers to (张, 李 or 丽)
+    people: int  # how many people the sentence names (1 to 3)
+
+
+#: Given name -> (its gender, the prefixes it takes). 张 and 李 are men, 丽 a woman.
+_NAMES = {"张": ("male", ("老", "小")), "李": ("male", ("老", "小")), "丽": ("female", ("小",))}
+_PRONOUNS = {"male": "他", "female": "她"}
+
+
+def detective_sentences() -> list[PronounSentence]:
+    """Every sentence "A 说 P 很累", "A 对/和 B 说 P 很累" or "A 对/和 B 和 C 说 P 很累".
+
+    A, B, C are distinct people among 老张, 小张, 老李, 小李 and 小丽; P is 他 or 她, chosen so that
+    exactly one person agrees with it in gender (so the answer is never ambiguous); the sentence
+    ends in 很累 or 累. There are 170 of them, in a fixed order: 10 with one person, 64 with
+    two, 96 with three.
+    """
+    sentences = []
+    for people in (1, 2, 3):
+        for given in itertools.permutations(_NAMES, people):
+            for prefixes in itertools.product(*(_NAMES[g][1] for g in given)):
+                names = [p + g for p, g in zip(prefixes, given)]
+                for gender, pronoun in _PRONOUNS.items():
+                    agreeing = [g for g in given if _NAMES[g][0] == gender]
+                    if len(agreeing) != 1:
+                        continue
+                    for link in ("对", "和") if people > 1 else ("",):
+                        for ending in ("很累", "累"):
+                            text = names[0] + link + "和".join(names[1:]) + "说" + pronoun + ending
+                            tokens = tokenize(text)  # one token per character
+                            sentences.append(
+                                PronounSentence(
+                                    tokens, tokens.index(pronoun), tokens.index(agreeing[0]), people
+                                )
+                            )
+    return sentences
+
+
+def nearest_preceding_name(
+    tokens: Sequence[str],
+    pronoun_index: int,
+    lexicon: Mapping[str, Sequence[float]] = WORD_FEATURES,
+) -> int | None:
+    """A gender-blind baseline: the nearest whole person (person = 1, not a pronoun) before the
+    pronoun, or None if there is none."""
+    x = features(tokens, lexicon)
+    names = [
+        i
+        for i in range(pronoun_index)
+        if x[i, FEATURE_INDEX["person"]] == 1 and x[i, FEATURE_INDEX["pronoun"]] == 0
+    ]
+    return names[-1] if names else None
