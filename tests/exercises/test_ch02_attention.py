@@ -13,6 +13,11 @@ from attnbook.exercises import (
     check_padding_to_sdpa,
     check_variance,
 )
+from attnbook.exercises.ch02_numbers import (
+    check_largest_temperature,
+    largest_temperature,
+    weight_on_key,
+)
 
 
 def attention(
@@ -266,7 +271,7 @@ def test_variance_answers(answer, fragment):
         ((2_415_919_104, 805_306_368, 1536), None),
         ((8 * 512 * 768**2, 4 * 512**2 * 768, 2 * 768), None),
         ((1_207_959_552, 805_306_368, 1536), "did you count multiply-adds"),
-        ((2_415_919_104, 805_306_368, 768), "n = 2d, not n = d"),
+        ((2_415_919_104, 805_306_368, 768), "n = 2E, not n = E"),
         ((2_415_919_104, 12 * 805_306_368, 1536), "expected 805,306,368"),
     ],
 )
@@ -275,3 +280,62 @@ def test_bert_cost_answers(answer, fragment):
     assert report.passed if fragment is None else (not report.passed and fragment in str(report)), (
         str(report)
     )
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        ((2_415_919_104, 805_306_368, 1536, 256), None),
+        ((2_415_919_104, 805_306_368, 1536, 4 * 768), "divide by H"),
+        ((2_415_919_104, 805_306_368, 1536, 768 // 12), "4·n·E numbers, not n·E"),
+        ((2_415_919_104, 805_306_368, 1536, 1536), "that is the FLOP crossover"),
+        ((2_415_919_104, 805_306_368, 1536, 300), "expected n = 4E/H = 256"),
+    ],
+)
+def test_bert_memory_crossover_answers(answer, fragment):
+    report = check_bert_cost(*answer)
+    assert len(report.lines) == 4
+    assert report.passed if fragment is None else (not report.passed and fragment in str(report)), (
+        str(report)
+    )
+
+
+def test_bert_cost_without_the_memory_answer_checks_three_numbers():
+    assert len(check_bert_cost(2_415_919_104, 805_306_368, 1536).lines) == 3
+
+
+# ---- the largest temperature that gives 张 0.9 of 他's weight ----------------------------
+
+
+def test_the_threshold_is_where_the_weight_crosses_0_9():
+    threshold = largest_temperature()
+    assert weight_on_key(threshold) >= 0.9 > weight_on_key(threshold * 1.001)
+    # chapter 1's scale=1 needs a temperature √d_k = √6 times larger for the same weights
+    assert largest_temperature(scale=1.0) == pytest.approx(threshold * math.sqrt(6), rel=1e-6)
+
+
+@pytest.mark.parametrize("answer", [round(largest_temperature(), 3), largest_temperature()])
+def test_the_right_temperature_passes(answer):
+    report = check_largest_temperature(answer)
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        (2.0, "a temperature above 1 flattens"),
+        (1 / largest_temperature(), "divided by T, not multiplied"),
+        (largest_temperature(scale=1.0), "leaves out the division by √d_k"),
+        (0.25, "a larger temperature still does"),
+        (0.1, "a larger temperature still does"),
+        (0.3, "the answer is smaller"),
+        (0.0, "must be a positive number"),
+        (-0.26, "must be a positive number"),
+        (float("nan"), "must be a positive number"),
+        ("0.257", "answer with a number"),
+        (True, "answer with a number"),
+    ],
+)
+def test_wrong_temperatures_are_named(answer, fragment):
+    report = check_largest_temperature(answer)
+    assert not report.passed and fragment in str(report), str(report)

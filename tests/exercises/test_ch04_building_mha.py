@@ -8,6 +8,7 @@ from attnbook.exercises import (
     check_article_mask,
     check_kdim_shapes,
     check_merge_heads,
+    check_padding_to_sdpa,
     check_split_heads,
 )
 from attnbook.mha import merge_heads, split_heads
@@ -176,3 +177,12 @@ def test_the_right_kdim_shapes_pass_in_tuples_or_torch_sizes():
 def test_wrong_kdim_answers_are_named(answer, fragment):
     report = check_kdim_shapes(*answer)
     assert not report.passed and fragment in str(report), str(report)
+
+
+def test_the_adapter_without_causal_is_the_sdpa_padding_mask():
+    """Chapter 4 says so in the adapter exercise, and its solution calls both checkers."""
+    from tests.exercises.test_book_solutions import definitions, solution_code
+
+    books_adapter = definitions(solution_code("ch4-ex-adapter"))["article_mask"]
+    for adapter in (book_article_mask, books_adapter):
+        assert check_padding_to_sdpa(adapter).passed, str(check_padding_to_sdpa(adapter))

@@ -10,6 +10,10 @@ conventions of :func:`~attnbook.attention.scaled_dot_product_attention`:
 :func:`check_attention` runs it on small cases and compares with the library; when an answer is
 wrong it tries the usual mistakes (no scaling, the wrong scale, softmax over the wrong dimension,
 an inverted mask, NaN or a uniform average for a fully masked row) and names the one it finds.
+
+:func:`check_padding_to_sdpa` checks the translation of an ``nn.MultiheadAttention`` padding mask
+into the ``attn_mask`` of ``F.scaled_dot_product_attention``; chapter 4 uses it, since the
+``nn.MultiheadAttention`` convention is taught there.
 """
 
 from __future__ import annotations

@@ -1,11 +1,21 @@
-"""Chapter 2's numeric answers: the variance of q · k, and where BERT-base spends its FLOPs."""
+"""Chapter 2's numeric answers: the variance of q · k, and the temperature that sharpens 他.
+
+Chapter 4's cost exercise, where BERT-base spends its attention FLOPs and memory, is checked here
+too (:func:`check_bert_cost`): it was chapter 2's until the cost section moved to chapter 4.
+"""
 
 from __future__ import annotations
 
+import math
+import numbers
+
+from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.report import Report
 from attnbook.measure import cost
+from attnbook.models import handbuilt
+from attnbook.tasks.vocab import tokenize
 
-__all__ = ["check_variance", "check_bert_cost"]
+__all__ = ["check_variance", "check_largest_temperature", "check_bert_cost"]
 
 
 def check_variance(variance: float, divisor: float) -> Report:
@@ -37,10 +47,80 @@ def check_variance(variance: float, divisor: float) -> Report:
     return report
 
 
-def check_bert_cost(projection_flops: int, core_flops: int, crossover: int) -> Report:
-    """Check one BERT-base layer (d = 768, h = 12) at n = 512: the FLOPs of the four projections,
-    of the attention core, and the length at which the core costs as much as the projections."""
-    report = Report("where BERT-base spends its attention FLOPs")
+# Chapter 2's example: chapter 1's sentence and features, the query of 他, the key of 张.
+SENTENCE, QUERY, KEY, TARGET = "老张对小丽说他很累", "他", "张", 0.9
+TOLERANCE = 0.002  # the answer is asked for to three decimals
+
+
+def weight_on_key(temperature: float, scale: float | None = None) -> float:
+    """The weight that 他's query gives 张 in chapter 2's example at this temperature."""
+    tokens = tokenize(SENTENCE)
+    q, k, v = handbuilt.queries_keys_values(handbuilt.features(tokens))  # (S, 6) each
+    row = tokens.index(QUERY)
+    _, weights = scaled_dot_product_attention(
+        q[row : row + 1], k, v, scale=scale, temperature=temperature
+    )  # (1, S)
+    return weights[0, tokens.index(KEY)].item()
+
+
+def largest_temperature(scale: float | None = None) -> float:
+    """The largest T at which 张 gets at least 0.9 of 他's weight (the weight falls as T rises)."""
+    low, high = 1e-3, 1e3
+    for _ in range(80):
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if weight_on_key(middle, scale) >= TARGET else (low, middle)
+    return low
+
+
+def check_largest_temperature(temperature: float) -> Report:
+    """Check the largest temperature at which 张 gets at least 0.9 of 他's weight in chapter 2's
+    example (scores divided by √d_k, then by T)."""
+    report = Report("the largest temperature that gives 张 0.9")
+
+    def case() -> str | None:
+        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
+            return f"answer with a number; got {type(temperature).__name__}"
+        T = float(temperature)
+        if not math.isfinite(T) or T <= 0:
+            return f"a temperature must be a positive number; got {temperature}"
+        expected = largest_temperature()
+        if abs(T - expected) <= TOLERANCE:
+            return None
+        if abs(1 / T - expected) <= TOLERANCE:
+            return "the scores are divided by T, not multiplied: your answer is 1/T"
+        if T >= 1:
+            return (
+                f"at T = {T:g} 张 gets {weight_on_key(T):.2f}: a temperature above 1 flattens the "
+                "weights; to sharpen them, T must be below 1"
+            )
+        if abs(T - largest_temperature(scale=1.0)) <= TOLERANCE:
+            return (
+                "that threshold leaves out the division by √d_k (chapter 1's scale=1); this "
+                "chapter's scores are Q·Kᵀ/√d_k, then divided by T"
+            )
+        weight = weight_on_key(T)
+        if weight < TARGET:
+            return f"at T = {T:g} 张 gets only {weight:.3f} < {TARGET}: the answer is smaller"
+        return (
+            f"at T = {T:g} 张 gets {weight:.3f} ≥ {TARGET}, but a larger temperature still does: "
+            "find the largest one (to three decimals)"
+        )
+
+    report.run("the largest T with weight ≥ 0.9 on 张", case)
+    return report
+
+
+def check_bert_cost(
+    projection_flops: int,
+    core_flops: int,
+    crossover: int,
+    memory_crossover: int | None = None,
+) -> Report:
+    """Check one BERT-base layer (E = 768, H = 12) at n = 512: the FLOPs of the four projections,
+    of the attention core, the length at which the core costs as many FLOPs as the projections,
+    and (if given) the length from which the H·n² weights take at least as much memory as Q, K,
+    V and the output (4·n·E numbers)."""
+    report = Report("where BERT-base spends its attention FLOPs and memory")
     truth = {
         "the four projections": (cost.projection_flops(512, 512, 768), projection_flops),
         "the attention core": (cost.attention_flops(512, 512, 768, 12), core_flops),
@@ -64,8 +144,24 @@ def check_bert_cost(projection_flops: int, core_flops: int, crossover: int) -> R
         if crossover == expected:
             return None
         if crossover == 768:
-            return "the core (4n²d) equals the projections (8nd²) at n = 2d, not n = d"
+            return "the core (4n²E) equals the projections (8nE²) at n = 2E, not n = E"
         return f"expected n = {expected}, got {crossover}"
 
-    report.run("the length where the core catches up", crossover_case)
+    report.run("the length where the core catches up in FLOPs", crossover_case)
+    if memory_crossover is None:
+        return report
+
+    def memory_case() -> str | None:
+        expected = 4 * 768 // 12  # H·n² ≥ 4·n·E  ⇔  n ≥ 4E/H
+        if memory_crossover == expected:
+            return None
+        if memory_crossover == 4 * 768:
+            return "the weights are H·n² numbers, one n × n matrix per head: divide by H"
+        if memory_crossover == 768 // 12:
+            return "Q, K, V and the output are four n × E tensors: 4·n·E numbers, not n·E"
+        if memory_crossover == 2 * 768:
+            return "that is the FLOP crossover; memory compares H·n² weights with 4·n·E numbers"
+        return f"expected n = 4E/H = {expected}, got {memory_crossover}"
+
+    report.run("the length where the weights outgrow Q, K, V and the output", memory_case)
     return report
