@@ -2,16 +2,18 @@
 
 ``fit`` takes a model, a function that makes a batch, and a :class:`TrainConfig`; it seeds
 everything, shows a tqdm progress bar, evaluates every ``eval_every`` steps, and returns the
-:class:`History` of what it measured. Nothing is hidden in globals, and nothing is stashed on
-the model.
+:class:`History` of what it measured. The learning rate follows :func:`lr_factor`: a linear
+warm-up, then constant, inverse-square-root or cosine decay. Nothing is hidden in globals, and
+nothing is stashed on the model.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import Tensor, nn
@@ -19,6 +21,8 @@ from tqdm.auto import tqdm
 
 # Whatever make_batch returns and loss_fn takes: a tuple of tensors, a tasks.coref.Batch, ...
 AnyBatch = Any
+Schedule = Literal["constant", "inverse_sqrt", "cosine"]
+SCHEDULES = ("constant", "inverse_sqrt", "cosine")
 
 
 @dataclass
@@ -30,6 +34,7 @@ class TrainConfig:
     lr: float = 3e-3  # AdamW learning rate (after warm-up)
     weight_decay: float = 0.0  # AdamW weight decay
     warmup_steps: int = 50  # linear learning-rate warm-up
+    schedule: Schedule = "constant"  # after warm-up: constant, inverse_sqrt or cosine; lr_factor
     grad_clip: float | None = 1.0  # max global gradient norm, or None
     eval_every: int = 100  # evaluate every this many steps (and at the end)
     seed: int = 0  # seeds Python, torch and the batch generator
@@ -59,6 +64,39 @@ def seed_everything(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+def lr_factor(
+    step: int, warmup_steps: int, total_steps: int, schedule: Schedule = "constant"
+) -> float:
+    """The learning rate of optimiser step ``step`` (1-based), as a fraction of the peak.
+
+    A linear warm-up, ``step / warmup_steps``, up to 1 at ``step = warmup_steps``; then
+
+    * ``"constant"``: 1;
+    * ``"inverse_sqrt"``: ``sqrt(warmup_steps / step)``, the schedule of Vaswani et al. (2017,
+      section 5.3), ``d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)``, divided by
+      its peak;
+    * ``"cosine"``: ``(1 + cos(pi * p)) / 2`` with ``p`` the fraction of the steps after the
+      warm-up done so far: 1 after the warm-up, 0 at ``step = total_steps``.
+
+    ``warmup_steps = 0`` means no warm-up (as 1: the first step already has the peak rate).
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}")
+    if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step:
+        raise ValueError(f"step must be an integer >= 1 (steps count from 1); got {step!r}")
+    if warmup_steps < 0 or total_steps < 1:
+        raise ValueError(
+            f"warmup_steps must be >= 0 and total_steps >= 1; got {warmup_steps}, {total_steps}"
+        )
+    warmup = max(1, warmup_steps)
+    if step <= warmup or schedule == "constant":
+        return min(1.0, step / warmup)
+    if schedule == "inverse_sqrt":
+        return math.sqrt(warmup / step)
+    progress = min(1.0, (step - warmup) / max(1, total_steps - warmup))
+    return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
 def fit(
     model: nn.Module,
     make_batch: Callable[[int, torch.Generator], AnyBatch],
@@ -81,13 +119,14 @@ def fit(
         raise ValueError(
             f"steps and batch_size must be positive; got {config.steps}, {config.batch_size}"
         )
+    lr_factor(1, config.warmup_steps, config.steps, config.schedule)  # reject a bad schedule now
     generator = seed_everything(config.seed)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.lr, weight_decay=config.weight_decay
     )
-    warmup = max(1, config.warmup_steps)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min(1.0, (step + 1) / warmup)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(  # LambdaLR counts from 0, lr_factor from 1
+        optimizer,
+        lambda i: lr_factor(i + 1, config.warmup_steps, config.steps, config.schedule),
     )
     history = History()
 

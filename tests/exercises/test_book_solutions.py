@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import attnbook.exercises as checkers
+from attnbook.exercises.ch01_detective import check_two_way_lookup
 from attnbook.models.handbuilt import WORD_FEATURES
 from attnbook.tasks.vocab import tokenize
 
@@ -20,12 +21,15 @@ BOOK = Path(__file__).resolve().parents[2] / "book"
 SOLUTIONS = {
     "ch1-ex-soft-lookup": ("soft_lookup", checkers.check_soft_lookup),
     "ch1-ex-new-name": ("lexicon", checkers.check_new_suspect),
+    "ch1-ex-two-way": ("matrices", check_two_way_lookup),
     "ch3-ex-param-count": ("mha_param_count", checkers.check_param_count),
     "ch4-ex-split": ("split_heads", checkers.check_split_heads),
     "ch4-ex-merge": ("merge_heads", checkers.check_merge_heads),
     "ch4-ex-adapter": ("article_mask", checkers.check_article_mask),
     "ch5-ex-sinusoidal": ("sinusoidal", checkers.check_sinusoidal_encoding),
     "ch5-ex-pre-ln": ("pre_ln_forward", checkers.check_pre_ln_block),
+    "ch5b-ex-schedule": ("transformer_lr", checkers.check_transformer_schedule),
+    "ch5b-ex-kv-rows": ("kv_rows", checkers.check_kv_rows),
     "ch6-ex-loss": ("my_pointer_loss", checkers.check_pointer_loss),
     "ch7-ex-hits": ("my_head_hits", checkers.check_head_hits),
     "ch8-ex-entropy": ("my_head_entropy", checkers.check_head_entropy),

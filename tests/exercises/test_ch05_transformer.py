@@ -7,7 +7,13 @@ import math
 import pytest
 import torch
 
-from attnbook.exercises import check_decoder_count, check_pre_ln_block, check_sinusoidal_encoding
+from attnbook.exercises import (
+    check_decoder_count,
+    check_kv_rows,
+    check_pre_ln_block,
+    check_sinusoidal_encoding,
+    check_transformer_schedule,
+)
 
 
 def sinusoidal(length: int, embed_dim: int) -> torch.Tensor:
@@ -207,3 +213,57 @@ def test_the_decoder_count_by_formula_and_by_module_pass() -> None:
     assert check_decoder_count(by_module, attention).passed
     by_formula = 2 * (4 * 512**2 + 4 * 512) + (2 * 512 * 2048 + 2048 + 512) + 3 * 2 * 512
     assert check_decoder_count(by_formula, 2 * (4 * 512**2 + 4 * 512)).passed
+
+
+def transformer_lr(step: int, d_model: int, warmup_steps: int) -> float:
+    return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
+
+
+def test_right_schedule_passes() -> None:
+    report = check_transformer_schedule(transformer_lr)
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (lambda s, d, w: d**-0.5 * min(s**-0.5, s * w**-0.5), "warmup_steps**-1.5"),
+        (lambda s, d, w: min(s**-0.5, s * w**-1.5), "d_model**-0.5"),
+        (lambda s, d, w: d**-0.5 * max(s**-0.5, s * w**-1.5), "MINIMUM"),
+        (lambda s, d, w: transformer_lr(s + 1, d, w), "0-based"),
+        (lambda s, d, w: 1e-3, "at step 1 the rate should be"),
+        (lambda s, d, w: "fast", "return a number; got str"),
+    ],
+)
+def test_schedule_mistakes_are_named(answer, words: str) -> None:
+    report = check_transformer_schedule(answer)
+    assert not report.passed
+    assert words in str(report), str(report)
+
+
+def kv_rows(T: int, S: int, num_layers: int, cached: bool) -> int:
+    if cached:
+        return num_layers * (T + S)
+    return num_layers * (T * (T + 1) // 2 + T * S)
+
+
+def test_right_kv_rows_pass() -> None:
+    report = check_kv_rows(kv_rows)
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (lambda T, S, n, c: kv_rows(T, S, n, c) if c else n * (T * T + T * S), "T(T + 1)/2"),
+        (lambda T, S, n, c: n * T if c else n * T * (T + 1) // 2, "cross-attention keys count"),
+        (lambda T, S, n, c: n * (T + T * S) if c else kv_rows(T, S, n, c), "projected once"),
+        (lambda T, S, n, c: kv_rows(T, S, 1, c), "num_layers"),
+        (lambda T, S, n, c: 7, "expected 18 rows; got 7"),
+        (lambda T, S, n, c: 2.5, "whole number of rows"),
+    ],
+)
+def test_kv_rows_mistakes_are_named(answer, words: str) -> None:
+    report = check_kv_rows(answer)
+    assert not report.passed
+    assert words in str(report), str(report)

@@ -6,9 +6,17 @@ raise on a wrong answer (a learner's code that crashes is reported too); they re
 whose ``passed`` attribute is True only when every case is right.
 """
 
-from attnbook.exercises.ch01_detective import check_new_suspect, check_soft_lookup
+from attnbook.exercises.ch01_detective import (
+    check_new_suspect,
+    check_soft_lookup,
+    check_two_way_lookup,
+)
 from attnbook.exercises.ch02_attention import check_attention, check_padding_to_sdpa
-from attnbook.exercises.ch02_numbers import check_bert_cost, check_variance
+from attnbook.exercises.ch02_numbers import (
+    check_bert_cost,
+    check_largest_temperature,
+    check_variance,
+)
 from attnbook.exercises.ch03_many_heads import check_fixed_head_size, check_param_count
 from attnbook.exercises.ch04_building_mha import (
     check_article_mask,
@@ -18,8 +26,10 @@ from attnbook.exercises.ch04_building_mha import (
 )
 from attnbook.exercises.ch05_transformer import (
     check_decoder_count,
+    check_kv_rows,
     check_pre_ln_block,
     check_sinusoidal_encoding,
+    check_transformer_schedule,
 )
 from attnbook.exercises.ch06_training import check_pointer_loss
 from attnbook.exercises.ch07_seeing_heads import (
@@ -46,10 +56,12 @@ __all__ = [
     "Report",
     "check_soft_lookup",
     "check_new_suspect",
+    "check_two_way_lookup",
     "check_attention",
     "check_padding_to_sdpa",
     "check_variance",
     "check_bert_cost",
+    "check_largest_temperature",
     "check_param_count",
     "check_fixed_head_size",
     "check_split_heads",
@@ -59,6 +71,8 @@ __all__ = [
     "check_sinusoidal_encoding",
     "check_pre_ln_block",
     "check_decoder_count",
+    "check_transformer_schedule",
+    "check_kv_rows",
     "check_pointer_loss",
     "check_head_hits",
     "check_binding",
