@@ -105,6 +105,14 @@ def test_wrong_merges_are_named(name):
     assert not report.passed and fragment in str(report), str(report)
 
 
+def test_view_after_transpose_is_explained_once_and_fails_every_line():
+    report = check_merge_heads(MERGE_WRONG["view after transpose"][0])
+    assert not any(ok for ok, _ in report.lines), str(report)  # the round trip too
+    assert str(report).count("use reshape") == 1, str(report)
+    assert "RuntimeError" not in str(report), str(report)
+    assert all("see above" in message for _, message in report.lines[1:]), str(report)
+
+
 def book_article_mask(key_padding_mask, causal=False):
     keep = ~key_padding_mask[:, None, None, :]
     if causal:
@@ -172,6 +180,8 @@ def test_the_right_kdim_shapes_pass_in_tuples_or_torch_sizes():
         (((8, 12), (1, 6, 8), (1, 6, 5), 352), "one (L, S) = (6, 5) matrix per head"),
         (((8, 12), (1, 6, 8), (1, 2, 6, 5), 288), "weights are 8 x 12, not 8 x 8"),
         (((8, 12), (1, 6, 8), (1, 2, 6, 5), 320), "biases"),
+        (((8, 12), (1, 6, 8), (1, 2, 6, 5), 352 - 72), "out_proj is missing"),
+        (((8, 12), (1, 6, 8), (1, 2, 6, 5), 256), "out_proj and the biases are missing"),
     ],
 )
 def test_wrong_kdim_answers_are_named(answer, fragment):

@@ -9,7 +9,8 @@ conventions of :func:`~attnbook.attention.scaled_dot_product_attention`:
 
 :func:`check_attention` runs it on small cases and compares with the library; when an answer is
 wrong it tries the usual mistakes (no scaling, the wrong scale, softmax over the wrong dimension,
-an inverted mask, NaN or a uniform average for a fully masked row) and names the one it finds.
+an inverted mask, weights masked after the softmax, NaN or a uniform average for a fully masked
+row) and names the one it finds; a later case with the same mistake says "see above".
 
 :func:`check_padding_to_sdpa` checks the translation of an ``nn.MultiheadAttention`` padding mask
 into the ``attn_mask`` of ``F.scaled_dot_product_attention``; chapter 4 uses it, since the
@@ -142,6 +143,12 @@ def _diagnose(
             )
         if _close(output, _reference(query, key, value)[0]):
             return "the mask is ignored: keys where the mask is False must get weight 0"
+        unmasked = torch.softmax(query @ key.transpose(-2, -1) / math.sqrt(d), dim=-1)
+        if _close(output, (unmasked * mask) @ value):  # zeroed after softmax, not renormalised
+            return (
+                "mask the scores before the softmax, not the weights after: zeroing weights "
+                "after the softmax leaves rows that no longer sum to 1"
+            )
         if (
             weights.shape == mask.broadcast_to(weights.shape).shape
             and (weights[~mask.broadcast_to(weights.shape)].abs() > ATOL).any()
@@ -166,6 +173,19 @@ def check_attention(fn: Attention) -> Report:
     """
     report = Report("check_attention")
     query, key, value = _inputs(0, N)
+    said: list[str] = []  # diagnoses already given: a later case refers to them ("see above")
+
+    def once(case: Callable[[], str | None]) -> Callable[[], str | None]:
+        def run() -> str | None:
+            problem = case()
+            for earlier in said:
+                if problem is not None and problem.endswith(earlier):
+                    return problem[: len(problem) - len(earlier)] + "the same mistake (see above)"
+            if problem is not None:
+                said.append(problem)
+            return problem
+
+        return run
 
     def shapes() -> str | None:
         result = _call(fn, query, key, value, None)
@@ -294,12 +314,12 @@ def check_attention(fn: Attention) -> Report:
             )
         return None
 
-    report.run("returns (output, weights) of shapes (N, L, Ev) and (N, L, S)", shapes)
-    report.run("weights are non-negative and each query's weights sum to 1", sums_to_one)
-    report.run("without a mask, equals softmax(Q·Kᵀ/√d_k)·V", values)
-    report.run("a bool mask: True = may attend, False = weight 0", with_mask)
-    report.run("inputs (N, H, L, E) with a causal (L, S) mask", heads_and_causal_mask)
-    report.run("a query with no allowed key gets output 0 and weights 0", fully_masked_row)
+    report.run("returns (output, weights) of shapes (N, L, Ev) and (N, L, S)", once(shapes))
+    report.run("weights are non-negative and each query's weights sum to 1", once(sums_to_one))
+    report.run("without a mask, equals softmax(Q·Kᵀ/√d_k)·V", once(values))
+    report.run("a bool mask: True = may attend, False = weight 0", once(with_mask))
+    report.run("inputs (N, H, L, E) with a causal (L, S) mask", once(heads_and_causal_mask))
+    report.run("a query with no allowed key gets output 0 and weights 0", once(fully_masked_row))
     report.run("does not modify its inputs", inputs_unchanged)
     report.run("gradients reach query, key and value and are finite", gradients)
     return report
