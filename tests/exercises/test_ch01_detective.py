@@ -61,6 +61,23 @@ def test_wrong_soft_lookups_are_named(name):
     assert fragment in str(report), str(report)
 
 
+def test_a_naive_exp_is_told_that_it_overflows_not_that_the_limit_is_wrong():
+    naive, _ = LOOKUP_WRONG["naive exp overflows"]
+    lines = str(check_soft_lookup(naive)).splitlines()
+    hard_limit = next(line for line in lines if "temperature → 0" in line)
+    assert "✗" in hard_limit and "overflows" in hard_limit, hard_limit
+    assert "best-matching key" not in hard_limit, hard_limit
+
+
+def test_a_wrong_limit_without_overflow_is_named_as_such():
+    def uniform_when_cold(q, k, v, t):  # right above T = 0.1, gives up below it
+        return v.mean(0) if t < 0.1 else torch.softmax(k @ q / t, -1) @ v
+
+    lines = str(check_soft_lookup(uniform_when_cold)).splitlines()
+    hard_limit = next(line for line in lines if "temperature → 0" in line)
+    assert "best-matching key" in hard_limit, hard_limit
+
+
 def with_wang(features):
     return dict(WORD_FEATURES, 王=features)
 

@@ -11,6 +11,7 @@ from attnbook.models.handbuilt import (
     features,
     nearest_preceding_name,
     rule_based_antecedent,
+    split_sentences,
 )
 from attnbook.models.projections import (
     ProjectedAttention,
@@ -21,8 +22,15 @@ from attnbook.models.projections import (
 )
 
 SENTENCES = detective_sentences()
-TRAIN = [s for s in SENTENCES if s.people < 3]
-HELD_OUT = [s for s in SENTENCES if s.people == 3]
+TRAIN, HELD_OUT = split_sentences(SENTENCES)
+
+
+def pattern(sentence):
+    return str(features(sentence.tokens).tolist())
+
+
+def of_pronoun(sentences, pronoun):
+    return [s for s in sentences if s.tokens[s.pronoun] == pronoun]
 
 
 def test_there_are_170_sentences_with_one_to_three_people():
@@ -42,9 +50,42 @@ def test_exactly_one_person_agrees_with_the_pronoun_and_it_is_the_antecedent():
 
 
 def test_the_nearest_name_is_right_in_a_third_of_the_three_person_sentences():
-    right = sum(nearest_preceding_name(s.tokens, s.pronoun) == s.antecedent for s in HELD_OUT)
-    assert right * 3 == len(HELD_OUT)
+    three = [s for s in SENTENCES if s.people == 3]
+    right = sum(nearest_preceding_name(s.tokens, s.pronoun) == s.antecedent for s in three)
+    assert right * 3 == len(three)
     assert nearest_preceding_name(["他", "很", "累"], 0) is None
+
+
+def test_the_170_sentences_have_46_patterns_of_features():
+    assert len({pattern(s) for s in SENTENCES}) == 46
+
+
+def test_the_split_keeps_every_sentence_once_and_no_pattern_on_both_sides():
+    assert sorted(map(pattern, TRAIN + HELD_OUT)) == sorted(map(pattern, SENTENCES))
+    assert len(TRAIN) + len(HELD_OUT) == len(SENTENCES)
+    assert not {pattern(s) for s in TRAIN} & {pattern(s) for s in HELD_OUT}
+
+
+def test_the_split_holds_out_a_third_of_each_kind_of_pattern():
+    # (pronoun, people) -> patterns: 他 4 and 8, 她 2, 8 and 24; a third of each, rounded.
+    held = {}
+    for s in HELD_OUT:
+        held.setdefault((s.tokens[s.pronoun], s.people), set()).add(pattern(s))
+    assert {k: len(v) for k, v in held.items()} == {
+        ("他", 1): 1,
+        ("他", 2): 3,
+        ("她", 1): 1,
+        ("她", 2): 3,
+        ("她", 3): 8,
+    }
+    assert len(of_pronoun(HELD_OUT, "他")) == 14 and len(of_pronoun(HELD_OUT, "她")) == 45
+
+
+def test_the_split_is_deterministic_given_the_seed_and_changes_with_it():
+    assert split_sentences(SENTENCES) == (TRAIN, HELD_OUT)
+    assert split_sentences(SENTENCES, seed=1) != (TRAIN, HELD_OUT)
+    with pytest.raises(ValueError, match="held_out must be a fraction"):
+        split_sentences(SENTENCES, held_out=1.0)
 
 
 def test_hand_set_projections_reproduce_the_hand_built_attention():
@@ -107,15 +148,17 @@ def test_training_is_deterministic_given_the_seed():
         assert torch.equal(x, y)
 
 
-def test_a_trained_head_finds_the_antecedent_in_held_out_sentences():
+@pytest.mark.parametrize("pronoun", ["他", "她"])
+def test_a_trained_head_finds_the_antecedent_in_held_out_sentences(pronoun):
     model = train_lookup(TRAIN, seed=0)
-    result = lookup_accuracy(model, encode(HELD_OUT))
+    result = lookup_accuracy(model, encode(of_pronoun(HELD_OUT, pronoun)))
     assert result["found"] == 1.0
     assert result["pronoun → antecedent"] > 0.95
 
 
-def test_only_an_untied_head_learns_the_two_way_lookup():
-    held_out = encode(HELD_OUT)
+@pytest.mark.parametrize("pronoun", ["他", "她"])
+def test_only_an_untied_head_learns_the_two_way_lookup(pronoun):
+    held_out = encode(of_pronoun(HELD_OUT, pronoun))
     untied = lookup_accuracy(train_lookup(TRAIN, two_way=True, seed=0), held_out)
     tied = lookup_accuracy(train_lookup(TRAIN, two_way=True, tie_query_key=True), held_out)
     assert untied["weaker of the two"] > 0.95

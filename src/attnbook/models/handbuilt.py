@@ -8,7 +8,9 @@ every number in the chapter can be checked by hand.
 
 :func:`detective_sentences` builds every small sentence of the chapter's kind from this lexicon
 (老张对小丽说她很累, ...), each with its pronoun and antecedent: the data on which chapter 1 shows
-that the same lookup can be *learned* (:mod:`attnbook.models.projections`).
+that the same lookup can be *learned* (:mod:`attnbook.models.projections`), and
+:func:`split_sentences` holds some out so that no held-out sentence has the features of a
+training one.
 
 Chinese is tokenised by character (老张 is two tokens, 老 "old" and 张 "Zhang"), English by
 whitespace.
@@ -200,3 +202,38 @@ def nearest_preceding_name(
         if x[i, FEATURE_INDEX["person"]] == 1 and x[i, FEATURE_INDEX["pronoun"]] == 0
     ]
     return names[-1] if names else None
+
+
+def split_sentences(
+    sentences: Sequence[PronounSentence],
+    held_out: float = 1 / 3,
+    seed: int = 0,
+    lexicon: Mapping[str, Sequence[float]] = WORD_FEATURES,
+) -> tuple[list[PronounSentence], list[PronounSentence]]:
+    """Split sentences into ``(train, held_out)`` so that no held-out sentence has the features
+    of a training sentence.
+
+    Many sentences look the same to a model that reads only features: 张 and 李 have equal
+    features, and so have 对 and 和. Sentences with the same feature sequence form one *pattern*.
+    Within each kind of pattern (its pronoun and its number of people), a share ``held_out`` of
+    the patterns (rounded, at least one left for training), drawn by a generator seeded with
+    ``seed``, goes to the held-out set with all of its sentences. Both lists keep the input order.
+    """
+    if not 0.0 < held_out < 1.0:
+        raise ValueError(f"held_out must be a fraction between 0 and 1; got {held_out}")
+    patterns: dict[tuple, list[int]] = {}  # feature sequence -> indices of its sentences
+    for i, s in enumerate(sentences):
+        key = tuple(map(tuple, features(s.tokens, lexicon).tolist()))  # (L, features) as a key
+        patterns.setdefault(key, []).append(i)
+    kinds: dict[tuple[str, int], list[tuple]] = {}  # (pronoun, people) -> its patterns
+    for key, members in patterns.items():
+        s = sentences[members[0]]
+        kinds.setdefault((s.tokens[s.pronoun], s.people), []).append(key)
+    generator = torch.Generator().manual_seed(seed)
+    test: set[int] = set()
+    for keys in kinds.values():
+        count = min(len(keys) - 1, round(len(keys) * held_out))
+        for j in torch.randperm(len(keys), generator=generator)[:count].tolist():
+            test.update(patterns[keys[j]])
+    train = [s for i, s in enumerate(sentences) if i not in test]
+    return train, [s for i, s in enumerate(sentences) if i in test]
