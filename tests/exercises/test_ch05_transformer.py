@@ -182,6 +182,8 @@ def in_place(block, x):
         (swapped_dropouts, "dropout1 goes with the attention"),
         (lambda b, x: pre_ln(b, x)[:, :1], "return the same shape"),
         (lambda b, x: pre_ln(b, x) + 0.1, "differs from the pre-LN block by up to 0.1"),
+        (lambda b, x: b(x)[0], "you called the block itself"),
+        (lambda b, x: b.forward(x)[0], "you called the block itself"),
     ],
 )
 def test_pre_ln_mistakes_are_named(answer, words: str) -> None:
@@ -259,6 +261,12 @@ def test_right_kv_rows_pass() -> None:
         (lambda T, S, n, c: n * T if c else n * T * (T + 1) // 2, "cross-attention keys count"),
         (lambda T, S, n, c: n * (T + T * S) if c else kv_rows(T, S, n, c), "projected once"),
         (lambda T, S, n, c: kv_rows(T, S, 1, c), "num_layers"),
+        (lambda T, S, n, c: 2 * kv_rows(T, S, n, c), "value projections see the same rows"),
+        (lambda T, S, n, c: kv_rows(T + 1, S, n, c), "<s> is the first step's input"),
+        (
+            lambda T, S, n, c: kv_rows(T, S, n, c) if c else n * (T * (T - 1) // 2 + T * S),
+            "not T(T - 1)/2",
+        ),
         (lambda T, S, n, c: 7, "expected 18 rows; got 7"),
         (lambda T, S, n, c: 2.5, "whole number of rows"),
     ],
@@ -267,3 +275,18 @@ def test_kv_rows_mistakes_are_named(answer, words: str) -> None:
     report = check_kv_rows(answer)
     assert not report.passed
     assert words in str(report), str(report)
+
+
+def memory_once(T: int, S: int, num_layers: int, cached: bool) -> int:
+    """Uncached, but the memory projected only once: a slip, not a cache."""
+    return kv_rows(T, S, num_layers, cached) if cached else num_layers * (T * (T + 1) // 2 + S)
+
+
+def test_an_uncached_count_with_the_memory_once_is_diagnosed_not_blamed_on_layers() -> None:
+    lines = str(check_kv_rows(memory_once)).splitlines()
+    small = next(line for line in lines if "T = 4, S = 5, 2 layers, without" in line)
+    large = next(line for line in lines if "T = 100, S = 100, 6 layers, without" in line)
+    # At T = 4, S = 5, 2 layers the slip gives 30 rows, which is also one layer's right count:
+    # the checker names both possibilities; at T = S = 100 only the memory slip fits.
+    assert "memory again at every step" in small and "num_layers" in small, small
+    assert "memory again at every step" in large and "num_layers" not in large, large

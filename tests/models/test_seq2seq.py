@@ -107,7 +107,8 @@ def test_decoding_refuses_a_model_in_training_mode():
     [
         (SRC.float(), r"src must be integer ids of shape \(N, length\)"),
         (SRC[0], r"src must be integer ids of shape \(N, length\); got shape \(5,\)"),
-        (SRC + 100, r"src ids must be in \[0, vocab_size = 43\)"),
+        (SRC.index_fill(1, torch.tensor([3]), 50), r"vocab_size = 43\); got id 50 at \[0, 3\]"),
+        (SRC - 1, r"src ids must be in \[0, vocab_size = 43\); got id -1 at \[0, 1\]"),
     ],
 )
 def test_bad_source_is_refused_with_its_shape(src, match):
@@ -138,8 +139,81 @@ def test_special_ids_must_be_in_the_vocabulary(name):
 def test_decode_step_refuses_a_batch_of_sequences():
     m = model()
     cache = m.start_cache(*m.encode(SRC))
-    with pytest.raises(ValueError, match=r"token must be a 1-D tensor of ids \(N,\); got \(5, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"token must be integer ids of shape \(N,\); got shape \(5, 2\)"
+    ):
         m.decode_step(TGT[:, :2], cache)
+
+
+def test_decode_step_refuses_a_token_per_other_batch():
+    m = model()
+    cache = m.start_cache(*m.encode(SRC))
+    with pytest.raises(
+        ValueError, match=r"one id per cached sequence, \(N,\) = \(5,\); got \(3,\)"
+    ):
+        m.decode_step(TGT[:3, 0], cache)
+
+
+def test_decode_step_refuses_training_mode():
+    """The step skips attention-weight dropout, so in training mode it would not equal decode."""
+    m = model()
+    cache = m.start_cache(*m.encode(SRC))
+    m.train()
+    with pytest.raises(ValueError, match=r"decode_step is for inference: the model is in training"):
+        m.decode_step(TGT[:, 0], cache)
+
+
+def test_decode_step_updates_the_cache_in_place_and_returns_it():
+    m = model()
+    cache = m.start_cache(*m.encode(SRC))
+    _, returned = m.decode_step(TGT[:, 0], cache)
+    assert returned is cache and cache.length == 1
+
+
+def count_projected_rows(m, use_cache):
+    """Rows (vectors) each kind of decoder projection sees while decoding SRC greedily."""
+    rows = {}
+
+    def counter(name):
+        def hook(module, inputs, output):
+            rows[name] = rows.get(name, 0) + inputs[0].shape[:-1].numel()  # N * positions
+
+        return hook
+
+    handles = [
+        getattr(getattr(layer, attn), proj).register_forward_hook(counter(f"{attn}.{proj}"))
+        for layer in m.decoder.layers
+        for attn in ("self_attn", "cross_attn")
+        for proj in ("q_proj", "k_proj", "v_proj")
+    ]
+    try:
+        tokens, _ = greedy_decode(m, SRC, BOS_ID, EOS_ID, max_len=8, use_cache=use_cache)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return rows, tokens.size(1) - 1
+
+
+def test_the_cache_projects_each_position_and_the_memory_once():
+    """A cache that recomputed the prefix or the memory at every step would fail this count."""
+    m = model(num_layers=3)
+    (N, S), n = SRC.shape, 3
+    rows, T = count_projected_rows(m, use_cache=True)
+    assert T > 1  # several steps, or the counts could not tell caching from recomputing
+    for attn in ("self_attn", "cross_attn"):
+        assert rows[f"{attn}.q_proj"] == n * N * T  # only the newest query is ever needed
+    for proj in ("k_proj", "v_proj"):
+        assert rows[f"self_attn.{proj}"] == n * N * T  # each position once
+        assert rows[f"cross_attn.{proj}"] == n * N * S  # the memory once, before the first step
+
+
+def test_without_the_cache_every_step_recomputes_the_prefix_and_the_memory():
+    m = model(num_layers=3)
+    (N, S), n = SRC.shape, 3
+    rows, T = count_projected_rows(m, use_cache=False)
+    for proj in ("k_proj", "v_proj"):
+        assert rows[f"self_attn.{proj}"] == n * N * T * (T + 1) // 2  # 1 + 2 + ... + T
+        assert rows[f"cross_attn.{proj}"] == n * N * S * T
 
 
 def test_decode_step_refuses_to_run_past_max_len():

@@ -96,3 +96,32 @@ def test_order_blind_ceiling_counts_shared_word_multisets():
     assert order_blind_ceiling([203, 302]) == 0.5  # same words, different order
     assert order_blind_ceiling([203, 304]) == 1.0
     assert order_blind_ceiling([7]) == 1.0
+
+
+def test_a_held_out_number_sharing_its_words_with_a_training_number_is_lost():
+    # 302 is in training: an order-blind model that fits it answers 302 to "two hundred and
+    # three" as well, so 203 is wrong; 304 (with 403 unseen) can still be right.
+    assert order_blind_ceiling([203, 304], seen=[302]) == 0.5
+    assert order_blind_ceiling([203, 304], seen=[]) == 1.0
+
+
+def test_numbers_that_were_seen_can_still_be_right():
+    assert order_blind_ceiling([302], seen=[302]) == 1.0
+    assert order_blind_ceiling([203, 302], seen=[302]) == 0.5  # 302 right, 203 lost
+
+
+def test_the_held_out_ceiling_of_the_book_split():
+    train, test = split_numbers(test_size=200, seed=0)
+    assert order_blind_ceiling(test) == 0.96  # among themselves, few held-out numbers collide
+    shared = sum(
+        sorted(number_to_words(n).split()) in [sorted(number_to_words(m).split()) for m in train]
+        for n in test
+    )
+    assert shared == 112  # so at most 88 held-out numbers are winnable
+    assert order_blind_ceiling(test, seen=train) == 0.4  # 80 distinct multisets among the 88
+
+
+@pytest.mark.parametrize("numbers", [[], 7, "312"])
+def test_order_blind_ceiling_refuses_no_numbers(numbers):
+    with pytest.raises(ValueError, match="numbers must be a non-empty sequence of integers"):
+        order_blind_ceiling(numbers)

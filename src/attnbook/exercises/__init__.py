@@ -26,11 +26,10 @@ from attnbook.exercises.ch04_building_mha import (
 )
 from attnbook.exercises.ch05_transformer import (
     check_decoder_count,
-    check_kv_rows,
     check_pre_ln_block,
     check_sinusoidal_encoding,
-    check_transformer_schedule,
 )
+from attnbook.exercises.ch05b_complete import check_kv_rows, check_transformer_schedule
 from attnbook.exercises.ch06_training import check_pointer_loss
 from attnbook.exercises.ch07_seeing_heads import (
     check_binding,

@@ -1,34 +1,32 @@
-"""Checkers for chapter 5's exercises: the sinusoidal table and a pre-LN encoder block.
+"""Checkers for chapter 5's exercises: the sinusoidal table, a pre-LN encoder block, and a
+decoder block's parameters.
 
 * ``sinusoidal(length, embed_dim) -> (L, E)``, compared with
   :func:`attnbook.positional.sinusoidal_encoding`;
 * ``pre_ln_forward(block, x) -> (N, L, E)``, the forward pass of a pre-LN encoder block written
-  from the parts of an :class:`~attnbook.blocks.EncoderBlock`, compared with the block itself;
-* ``transformer_lr(step, d_model, warmup_steps)``, the learning rate of Vaswani et al. (2017,
-  section 5.3), compared with :func:`attnbook.train.lr_factor`;
-* ``kv_rows(T, S, num_layers, cached)``, the rows the decoder's key projections process while
-  greedy decoding, with and without a key/value cache (chapter 5's complete model).
+  from the parts of an :class:`~attnbook.blocks.EncoderBlock`, compared with the block itself
+  (calling the block's own ``forward`` is refused);
+* ``check_decoder_count(total, attention)``, a decoder block's parameters counted by hand.
+
+The checkers of the chapter's last section, the complete Transformer (``transformer_lr`` and
+``kv_rows``), live in :mod:`attnbook.exercises.ch05b_complete`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
 
 from attnbook.blocks import DecoderBlock, EncoderBlock
-from attnbook.exercises.report import Report, call, changed_inputs
+from attnbook.exercises.report import LearnerError, Report, call, changed_inputs
 from attnbook.positional import sinusoidal_encoding
-from attnbook.train import lr_factor
 
 __all__ = [
     "check_sinusoidal_encoding",
     "check_pre_ln_block",
     "check_decoder_count",
-    "check_transformer_schedule",
-    "check_kv_rows",
 ]
 
 Sinusoidal = Callable[[int, int], Tensor]
@@ -195,6 +193,39 @@ def _dropout_mistakes(block: EncoderBlock, x: Tensor) -> dict[str, Tensor]:
     }
 
 
+class _BlockForwardCalled(Exception):
+    """Raised when the learner calls the block itself instead of its parts."""
+
+
+_CALLED_THE_BLOCK = (
+    "write the block from its parts (norm1, self_attn, ff, norm2, dropout1, dropout2): you "
+    "called the block itself (block(x) or block.forward), which runs the library's forward, "
+    "not yours"
+)
+
+
+def _forbid_forward(block: EncoderBlock) -> EncoderBlock:
+    """Make ``block(x)`` and ``block.forward(x)`` raise (the instance attribute shadows the
+    method, and survives the deep copy that :func:`call` makes)."""
+
+    def forward(*args: object, **kwargs: object) -> None:
+        raise _BlockForwardCalled(_CALLED_THE_BLOCK)
+
+    block.forward = forward  # type: ignore[method-assign]
+    return block
+
+
+def _run_on_parts(pre_ln_forward: BlockForward, block: EncoderBlock, x: Tensor) -> object:
+    """The learner's output with the block's own forward switched off; raises
+    :class:`_BlockForwardCalled` if they called it."""
+    try:
+        return call(pre_ln_forward, _forbid_forward(block), x)
+    except LearnerError as exc:
+        if isinstance(exc.original, _BlockForwardCalled):
+            raise exc.original from None
+        raise
+
+
 def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
     """Run the reader's ``pre_ln_forward(block, x)`` and compare it with a pre-LN block."""
     report = Report("pre_ln_forward")
@@ -205,7 +236,10 @@ def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
             x = torch.randn(N, L, 16, generator=torch.Generator().manual_seed(seed))
             with torch.no_grad():
                 expected, _ = block(x)
-                output = call(pre_ln_forward, block, x)
+                try:
+                    output = _run_on_parts(pre_ln_forward, block, x)
+                except _BlockForwardCalled:
+                    return _CALLED_THE_BLOCK
                 if not isinstance(output, Tensor):
                     return f"return the block's output tensor; got {type(output).__name__}"
                 if output.shape != expected.shape:
@@ -228,7 +262,10 @@ def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
         x = torch.randn(2, 6, 16, generator=torch.Generator().manual_seed(4))
         with torch.no_grad():
             expected, _ = block(x)
-            output = call(pre_ln_forward, block, x)
+            try:
+                output = _run_on_parts(pre_ln_forward, block, x)
+            except _BlockForwardCalled:
+                return _CALLED_THE_BLOCK
             if not isinstance(output, Tensor) or output.shape != expected.shape:
                 return "cannot check: wrong output (see above)"
             if torch.allclose(output, expected, atol=1e-5):
@@ -288,99 +325,4 @@ def check_decoder_count(total: int, attention: int) -> Report:
 
     report.run("the two attention layers", attention_case)
     report.run("the whole block", total_case)
-    return report
-
-
-def check_transformer_schedule(transformer_lr: Callable[[int, int, int], float]) -> Report:
-    """Check the reader's ``transformer_lr(step, d_model, warmup_steps)`` (steps count from 1)."""
-    report = Report("transformer_lr")
-
-    def right(step: int, d: int, w: int) -> float:
-        return (d * w) ** -0.5 * lr_factor(step, w, 10**9, "inverse_sqrt")
-
-    mistakes = {
-        "the warm-up term is step * warmup_steps**-1.5 (so that both terms meet at "
-        "step = warmup_steps); you used warmup_steps**-0.5":
-            lambda s, d, w: d**-0.5 * min(s**-0.5, s * w**-0.5),
-        "the whole rate is scaled by d_model**-0.5; that factor is missing":
-            lambda s, d, w: min(s**-0.5, s * w**-1.5),
-        "take the MINIMUM of the two terms: the linear one while warming up, the decaying one "
-        "after": lambda s, d, w: d**-0.5 * max(s**-0.5, s * w**-1.5),
-        "steps count from 1 here; you used step + 1 (a 0-based step counter)":
-            lambda s, d, w: d**-0.5 * min((s + 1) ** -0.5, (s + 1) * w**-1.5),
-    }  # fmt: skip
-
-    def case(d: int, w: int) -> Callable[[], str | None]:
-        steps = (1, w // 2, w, 2 * w, 25 * w)
-
-        def run() -> str | None:
-            for step in steps:
-                got = call(transformer_lr, step, d, w)
-                try:
-                    value = float(got)
-                except (TypeError, ValueError):
-                    return f"return a number; got {type(got).__name__}"
-                expected = right(step, d, w)
-                if math.isclose(value, expected, rel_tol=1e-6):
-                    continue
-                for explanation, wrong in mistakes.items():
-                    if math.isclose(value, wrong(step, d, w), rel_tol=1e-6):
-                        return explanation
-                return f"at step {step} the rate should be {expected:.6g}; got {value:.6g}"
-            return None
-
-        return run
-
-    report.run("the paper's setting: d_model 512, 4000 warm-up steps", case(512, 4000))
-    report.run("a small model: d_model 64, 100 warm-up steps", case(64, 100))
-    return report
-
-
-def check_kv_rows(kv_rows: Callable[[int, int, int, bool], int]) -> Report:
-    """Check the reader's ``kv_rows(T, S, num_layers, cached)``: the rows (vectors) that the key
-    projections of every decoder layer, self- and cross-attention together, process while
-    greedily decoding T tokens for one source sentence of S tokens."""
-    report = Report("kv_rows")
-
-    def uncached(T: int, S: int, n: int) -> int:
-        return n * (T * (T + 1) // 2 + T * S)
-
-    def cached(T: int, S: int, n: int) -> int:
-        return n * (T + S)
-
-    mistakes = {
-        "at step t the uncached decoder projects the t positions so far, not all T: "
-        "1 + 2 + ... + T = T(T + 1)/2 rows, not T*T":
-            lambda T, S, n, c: n * (T * T + T * S),
-        "the cross-attention keys count too: S rows of the memory per layer (once with the "
-        "cache, at every step without)":
-            lambda T, S, n, c: n * (T if c else T * (T + 1) // 2),
-        "the cache also keeps the cross-attention keys: the memory is projected once, not "
-        "at every step":
-            lambda T, S, n, c: n * (T + T * S) if c else None,
-        "every one of the num_layers decoder layers has its own projections":
-            lambda T, S, n, c: cached(T, S, 1) if c else uncached(T, S, 1),
-    }  # fmt: skip
-
-    def case(T: int, S: int, n: int, with_cache: bool) -> Callable[[], str | None]:
-        def run() -> str | None:
-            got = call(kv_rows, T, S, n, with_cache)
-            if isinstance(got, bool) or not isinstance(got, (int, float)) or got != int(got):
-                return f"return a whole number of rows; got {got!r}"
-            expected = (cached if with_cache else uncached)(T, S, n)
-            if got == expected:
-                return None
-            for explanation, wrong in mistakes.items():
-                if got == wrong(T, S, n, with_cache):
-                    return explanation
-            return f"expected {expected:,} rows; got {int(got):,}"
-
-        return run
-
-    for T, S, n in ((4, 5, 2), (100, 100, 6)):
-        for with_cache in (True, False):
-            label = "with" if with_cache else "without"
-            report.run(
-                f"T = {T}, S = {S}, {n} layers, {label} the cache", case(T, S, n, with_cache)
-            )
     return report

@@ -94,9 +94,11 @@ class Seq2SeqTransformer(nn.Module):
         config: the sizes; see :class:`Seq2SeqConfig`.
 
     Attributes:
-        src_embed, tgt_embed: :class:`~attnbook.positional.TransformerEmbedding` (unscaled
+        src_embed: the source's :class:`~attnbook.positional.TransformerEmbedding` (unscaled
             token embeddings plus positions).
-        encoder: :class:`~attnbook.transformer.Encoder`.  decoder: :class:`~attnbook.transformer.Decoder`.
+        tgt_embed: the target's, of the same kind.
+        encoder: an :class:`~attnbook.transformer.Encoder`.
+        decoder: a :class:`~attnbook.transformer.Decoder`.
         output: ``nn.Linear(E, V)``, the logits of the next token.
     """
 
@@ -121,18 +123,23 @@ class Seq2SeqTransformer(nn.Module):
         self.decoder = Decoder(c.num_layers, **blocks)
         self.output = nn.Linear(c.d_model, c.vocab_size)
 
-    def _check_tokens(self, tokens: Tensor, name: str) -> None:
+    def _check_tokens(self, tokens: Tensor, name: str, dims: int = 2) -> None:
+        """Refuse anything but integer ids, (N, length) or (N,), all inside the vocabulary."""
+        shape = "(N, length)" if dims == 2 else "(N,)"
         if not isinstance(tokens, Tensor):
             raise TypeError(f"{name} must be a torch.Tensor; got {type(tokens).__name__}")
-        if tokens.dim() != 2 or tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
+        if tokens.dim() != dims or tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
             raise ValueError(
-                f"{name} must be integer ids of shape (N, length); got shape "
+                f"{name} must be integer ids of shape {shape}; got shape "
                 f"{tuple(tokens.shape)} and dtype {tokens.dtype}"
             )
         V = self.config.vocab_size
-        if tokens.numel() and not (0 <= int(tokens.min()) and int(tokens.max()) < V):
+        outside = (tokens < 0) | (tokens >= V)
+        if outside.any():
+            where = tuple(int(i) for i in outside.nonzero()[0])
             raise ValueError(
-                f"{name} ids must be in [0, vocab_size = {V}); got {tuple(tokens.shape)}"
+                f"{name} ids must be in [0, vocab_size = {V}); got id {int(tokens[where])} "
+                f"at {list(where)} of a {tuple(tokens.shape)} tensor"
             )
 
     def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
@@ -169,12 +176,27 @@ class Seq2SeqTransformer(nn.Module):
         value are projected, its key and value are appended to the cache, and it attends to
         all cached positions (which are all in its past, so no causal mask is needed).
 
+        Inference only: the model must be in eval mode. The step does not apply the attention
+        modules' dropout on the weights (see ``_layer_step``), so in training mode it would
+        silently differ from :meth:`decode`; it refuses instead.
+
         Returns:
-            ``(logits, cache)``: logits (N, V); the cache, one position longer.
+            ``(logits, cache)``: logits (N, V); the same ``cache`` object, updated in place
+            (one position longer) and returned for convenience. The state before the step is
+            not kept.
         """
-        if not isinstance(token, Tensor) or token.dim() != 1:
-            shape = tuple(token.shape) if isinstance(token, Tensor) else type(token).__name__
-            raise ValueError(f"token must be a 1-D tensor of ids (N,); got {shape}")
+        if self.training:
+            raise ValueError(
+                "decode_step is for inference: the model is in training mode (it would skip "
+                "attention dropout); call model.eval() first"
+            )
+        self._check_tokens(token, "token", dims=1)
+        N = cache.memory_mask.size(0)
+        if token.size(0) != N:
+            raise ValueError(
+                f"token must have one id per cached sequence, (N,) = ({N},); "
+                f"got {tuple(token.shape)}"
+            )
         t = cache.length
         if t >= self.config.max_len:
             raise ValueError(f"the cache holds {t} positions; max_len = {self.config.max_len}")
@@ -191,7 +213,15 @@ class Seq2SeqTransformer(nn.Module):
     def _layer_step(
         self, layer: DecoderBlock, i: int, x: Tensor, cache: KVCache, first_step: bool
     ) -> Tensor:
-        """One decoder block on the newest position x (N, 1, E), as DecoderBlock.forward does."""
+        """One decoder block on the newest position x (N, 1, E), as DecoderBlock.forward does.
+
+        This re-implements the order of ``DecoderBlock.forward`` (pre-LN or post-LN) with the
+        block's own submodules, and it bypasses ``MultiHeadAttention.forward``: it calls the
+        projections and ``scaled_dot_product_attention`` itself. Features of that forward are
+        therefore not supported here: dropout on the attention weights (which is why
+        ``decode_step`` refuses training mode), ``head_mask``, and any mask other than the
+        memory's padding.
+        """
 
         def self_attention(h: Tensor) -> Tensor:
             k, v = _project(layer.self_attn, h)  # (N, H, 1, D): this position only
@@ -257,7 +287,9 @@ def greedy_decode(
 
     Returns:
         ``(tokens, logits)``: tokens (N, 1 + T) starting with ``bos_id``; logits (N, T, V),
-        the scores each step chose from. T <= ``max_len``.
+        the scores of every step. T <= ``max_len``. A finished row's logits after its
+        ``eos_id`` are still computed (from its padding) but not used: its tokens are
+        ``pad_id``.
     """
     if model.training:
         raise ValueError("model is in training mode; call model.eval() before decoding")

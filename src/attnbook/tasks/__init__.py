@@ -3,7 +3,7 @@
 * :mod:`~attnbook.tasks.vocab` — :func:`~attnbook.tasks.vocab.tokenize` and
   :class:`~attnbook.tasks.vocab.Vocabulary`, shared by every task;
 * :mod:`~attnbook.tasks.lookup` — chapter 3's two-lookup task (previous and first token);
-* :mod:`~attnbook.tasks.numbers` — section 5.1's number words to digits (a translation task);
+* :mod:`~attnbook.tasks.numbers` — chapter 5's complete Transformer: number words to digits (a translation task);
 * :mod:`~attnbook.tasks.coref` — chapters 6-8: pronoun resolution in English and Chinese;
 * :mod:`~attnbook.tasks.synthetic` — chapter 10's offset-copy and retrieval tasks.
 """

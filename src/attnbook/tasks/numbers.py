@@ -138,13 +138,34 @@ def decode_digits(ids: Tensor, vocab: Vocabulary) -> list[str]:
     return texts
 
 
-def order_blind_ceiling(numbers: Sequence[int]) -> float:
+def _words(n: int) -> tuple[str, ...]:
+    """The multiset of ``n``'s words, as a sorted tuple: all an order-blind model sees."""
+    return tuple(sorted(number_to_words(n).split()))
+
+
+def order_blind_ceiling(numbers: Sequence[int], seen: Sequence[int] = ()) -> float:
     """The highest exact-match accuracy on ``numbers`` of any model that ignores word order.
 
     Such a model sees only the multiset of words, so numbers with the same words (``203`` and
-    ``302``) get the same answer, and it can be right on at most one of them: the ceiling is
-    the number of distinct word multisets among ``numbers`` divided by their count.
+    ``302``) get the same answer, and it can be right on at most one of them: without ``seen``
+    the ceiling is the number of distinct word multisets among ``numbers`` divided by their
+    count.
+
+    ``seen`` (the training numbers) adds what fitting them implies: for a word multiset that
+    some number in ``seen`` has, the model answers with one of those numbers. A number in
+    ``numbers`` with that multiset can then be right only if it is itself in ``seen``; a
+    held-out number that shares its words with a training number is always wrong.
+
+    Args:
+        numbers: the numbers scored, in [0, 1000).
+        seen: numbers the model is assumed to answer from, in [0, 1000); may be empty.
     """
+    if isinstance(numbers, (int, str)) or len(numbers) == 0:
+        raise ValueError(f"numbers must be a non-empty sequence of integers; got {numbers!r}")
     numbers = [_check_number(n) for n in numbers]
-    bags = {tuple(sorted(number_to_words(n).split())) for n in numbers}
-    return len(bags) / len(numbers)
+    seen_set = {_check_number(n) for n in seen}
+    seen_bags = {_words(n) for n in seen_set}
+    winnable = {
+        _words(n) for n in numbers if _words(n) not in seen_bags or n in seen_set
+    }  # word multisets on which the model can still be right once
+    return len(winnable) / len(numbers)
