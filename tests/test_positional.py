@@ -175,3 +175,24 @@ def test_transformer_embedding_without_scale_adds_plain_embeddings() -> None:
 def test_transformer_embedding_rejects_float_tokens() -> None:
     with pytest.raises(ValueError, match=r"tokens must be integer ids of shape \(N, L\)"):
         TransformerEmbedding(11, 8)(torch.zeros(2, 3))
+
+
+@pytest.mark.parametrize("kind", ["sinusoidal", "learned"])
+def test_embedding_from_a_start_position_equals_that_slice_of_the_whole(kind):
+    module = TransformerEmbedding(11, 8, max_len=16, kind=kind)
+    tokens = torch.randint(0, 11, (2, 6))
+    whole = module(tokens)  # (2, 6, 8)
+    for t in range(6):
+        torch.testing.assert_close(module(tokens[:, t : t + 1], start=t), whole[:, t : t + 1])
+    torch.testing.assert_close(module(tokens[:, 2:], start=2), whole[:, 2:])
+
+
+@pytest.mark.parametrize("start", [-1, 1.5, True])
+def test_start_must_be_a_non_negative_integer(start):
+    with pytest.raises(ValueError, match="start must be a non-negative integer"):
+        TransformerEmbedding(11, 8, max_len=16)(torch.zeros(1, 2, dtype=torch.long), start=start)
+
+
+def test_positions_past_max_len_are_refused_with_the_range():
+    with pytest.raises(ValueError, match=r"15 \.\. 16 do not fit max_len = 16"):
+        TransformerEmbedding(11, 8, max_len=16)(torch.zeros(1, 2, dtype=torch.long), start=15)

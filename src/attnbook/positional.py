@@ -194,11 +194,20 @@ class PositionalEncoding(nn.Module):
             self.positions = LearnedPositionalEmbedding(embed_dim, max_len)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor) -> Tensor:
-        """Args: x (N, L, E). Returns: (N, L, E)."""
+    def forward(self, x: Tensor, start: int = 0) -> Tensor:
+        """Args: x (N, L, E), the embeddings of positions ``start`` .. ``start + L - 1``
+        (``start > 0`` when decoding one position at a time). Returns: (N, L, E)."""
         positions = self.positions
         _check_sequence(x, positions.embed_dim, positions.max_len)
-        table = positions(x.size(1)).to(x.dtype)  # (L, E)
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+            raise ValueError(f"start must be a non-negative integer; got {start!r}")
+        L = x.size(1)
+        if start + L > positions.max_len:
+            raise ValueError(
+                f"positions start .. start + L - 1 = {start} .. {start + L - 1} do not fit "
+                f"max_len = {positions.max_len}"
+            )
+        table = positions(start + L)[start:].to(x.dtype)  # (L, E)
         return self.dropout(x + table)  # (N, L, E), the table broadcast over the batch
 
 
@@ -242,8 +251,9 @@ class TransformerEmbedding(nn.Module):
         self.tokens = nn.Embedding(vocab_size, embed_dim, padding_idx=padding_idx)
         self.positions = PositionalEncoding(embed_dim, max_len, kind, dropout)
 
-    def forward(self, tokens: Tensor) -> Tensor:
-        """Args: tokens (N, L) integer ids. Returns: (N, L, E)."""
+    def forward(self, tokens: Tensor, start: int = 0) -> Tensor:
+        """Args: tokens (N, L) integer ids at positions ``start`` .. ``start + L - 1``.
+        Returns: (N, L, E)."""
         if not isinstance(tokens, Tensor):
             raise TypeError(f"tokens must be a torch.Tensor; got {type(tokens).__name__}")
         if tokens.dim() != 2 or tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
@@ -251,4 +261,4 @@ class TransformerEmbedding(nn.Module):
                 f"tokens must be integer ids of shape (N, L); got shape {tuple(tokens.shape)} "
                 f"and dtype {tokens.dtype}"
             )
-        return self.positions(self.tokens(tokens) * self.scale)  # (N, L, E)
+        return self.positions(self.tokens(tokens) * self.scale, start)  # (N, L, E)

@@ -12,6 +12,7 @@ from attnbook.measure.cost import (
     attention_flops,
     attention_weights_bytes,
     counted_flops,
+    counted_rows,
     crossover_length,
     projection_flops,
 )
@@ -101,3 +102,26 @@ def test_heads_that_do_not_divide_the_model_size_are_rejected():
 def test_lengths_must_be_positive_integers(bad):
     with pytest.raises(ValueError, match="n_query must be a positive integer"):
         attention_flops(bad, 10, 32)
+
+
+def test_counted_rows_adds_the_vectors_each_group_receives():
+    a, b = torch.nn.Linear(4, 4), torch.nn.Linear(4, 2)
+
+    def work():
+        a(torch.zeros(3, 5, 4))  # 15 rows
+        a(torch.zeros(2, 4))  # 2 rows
+        b(torch.zeros(7, 4))  # 7 rows
+
+    assert counted_rows({"a": [a], "both": [a, b]}, work) == {"a": 17, "both": 24}
+
+
+def test_counted_rows_removes_its_hooks_even_when_the_work_fails():
+    a = torch.nn.Linear(4, 4)
+
+    def fail():
+        a(torch.zeros(1, 4))
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        counted_rows({"a": [a]}, fail)
+    assert not a._forward_hooks

@@ -4,6 +4,7 @@ recomputation (tokens, and logits to 1e-5), and bad input is refused with a name
 import pytest
 import torch
 
+from attnbook.measure.cost import counted_rows
 from attnbook.models.seq2seq import (
     Seq2SeqConfig,
     Seq2SeqTransformer,
@@ -172,26 +173,19 @@ def test_decode_step_updates_the_cache_in_place_and_returns_it():
 
 def count_projected_rows(m, use_cache):
     """Rows (vectors) each kind of decoder projection sees while decoding SRC greedily."""
-    rows = {}
-
-    def counter(name):
-        def hook(module, inputs, output):
-            rows[name] = rows.get(name, 0) + inputs[0].shape[:-1].numel()  # N * positions
-
-        return hook
-
-    handles = [
-        getattr(getattr(layer, attn), proj).register_forward_hook(counter(f"{attn}.{proj}"))
-        for layer in m.decoder.layers
+    groups = {
+        f"{attn}.{proj}": [getattr(getattr(layer, attn), proj) for layer in m.decoder.layers]
         for attn in ("self_attn", "cross_attn")
         for proj in ("q_proj", "k_proj", "v_proj")
-    ]
-    try:
-        tokens, _ = greedy_decode(m, SRC, BOS_ID, EOS_ID, max_len=8, use_cache=use_cache)
-    finally:
-        for handle in handles:
-            handle.remove()
-    return rows, tokens.size(1) - 1
+    }
+    decoded = []
+    rows = counted_rows(
+        groups,
+        lambda: decoded.append(
+            greedy_decode(m, SRC, BOS_ID, EOS_ID, max_len=8, use_cache=use_cache)
+        ),
+    )
+    return rows, decoded[0][0].size(1) - 1
 
 
 def test_the_cache_projects_each_position_and_the_memory_once():

@@ -22,13 +22,15 @@ H heads, D = E / H head size.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
+from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 __all__ = [
     "counted_flops",
+    "counted_rows",
     "attention_flops",
     "projection_flops",
     "attention_weights_bytes",
@@ -173,3 +175,36 @@ def counted_flops(fn: Callable[[], object]) -> int:
     with FlopCounterMode(display=False) as counter:
         fn()
     return counter.get_total_flops()
+
+
+def counted_rows(
+    modules: Mapping[str, list[nn.Module]], fn: Callable[[], object]
+) -> dict[str, int]:
+    """How many rows (vectors) each group of ``modules`` received while ``fn()`` ran.
+
+    A forward hook adds the number of vectors in every call's first input, ``N * L`` for an
+    (N, L, E) input, to its group's total. Counting the rows a projection sees tells caching
+    from recomputing, on every machine alike (unlike a clock).
+
+    Args:
+        modules: group name -> the modules counted together (e.g. every layer's ``k_proj``).
+        fn: the work to count; its result is discarded.
+
+    Returns:
+        group name -> rows.
+    """
+    rows = dict.fromkeys(modules, 0)
+
+    def counter(name: str) -> Callable[..., None]:
+        def hook(module: nn.Module, inputs: tuple, output: object) -> None:
+            rows[name] += inputs[0].shape[:-1].numel()  # N * L vectors of size E
+
+        return hook
+
+    handles = [m.register_forward_hook(counter(name)) for name, ms in modules.items() for m in ms]
+    try:
+        fn()
+    finally:
+        for handle in handles:
+            handle.remove()
+    return rows

@@ -200,9 +200,7 @@ class Seq2SeqTransformer(nn.Module):
         t = cache.length
         if t >= self.config.max_len:
             raise ValueError(f"the cache holds {t} positions; max_len = {self.config.max_len}")
-        embed = self.tgt_embed
-        x = embed.tokens(token[:, None]) * embed.scale  # (N, 1, E)
-        x = embed.positions.dropout(x + embed.positions.positions(t + 1)[t:])  # (N, 1, E)
+        x = self.tgt_embed(token[:, None], start=t)  # (N, 1, E): the token at position t
         first_step = t == 0
         for i, layer in enumerate(self.decoder.layers):
             x = self._layer_step(layer, i, x, cache, first_step)
