@@ -30,8 +30,14 @@ from attnbook.tasks.vocab import Vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ROOT / "book" / "checkpoints"
-# File name -> the model's sizes, beyond the vocabulary (chapter 6's detective; chapter 8's wide one).
-MODELS = {"detective.safetensors": {}, "detective_8heads.safetensors": {"nhead": 8}}
+# File name -> (the model's sizes beyond the vocabulary, the seed of its initial weights):
+# chapter 6's detective; chapter 8's wide one, three times from different initial weights.
+MODELS = {
+    "detective.safetensors": ({}, 0),
+    "detective_8heads.safetensors": ({"nhead": 8}, 0),
+    "detective_8heads_seed1.safetensors": ({"nhead": 8}, 1),
+    "detective_8heads_seed2.safetensors": ({"nhead": 8}, 2),
+}
 
 
 def main() -> int:
@@ -39,10 +45,12 @@ def main() -> int:
     tasks = [CorefTask("en"), CorefTask("zh")]
     vocab = Vocabulary.for_tasks(*tasks)
     pairs = {f"{t.language} pairs": collate(t.examples(500, "pairs", seed=1), vocab) for t in tasks}
-    for name, sizes in MODELS.items():
+    for name, (sizes, init_seed) in MODELS.items():
         config = DetectiveConfig(vocab_size=len(vocab), **sizes)
-        model, _ = train_detective(config, dataclasses.replace(DETECTIVE_TRAINING, progress=False))
-        path = save_checkpoint(model, CHECKPOINTS / name, training_metadata(DETECTIVE_TRAINING))
+        run = dataclasses.replace(DETECTIVE_TRAINING, progress=False)
+        model, _ = train_detective(config, run, init_seed=init_seed)
+        metadata = training_metadata(DETECTIVE_TRAINING, init_seed)
+        path = save_checkpoint(model, CHECKPOINTS / name, metadata)
         path.chmod(0o644)
         with torch.no_grad():
             accuracy = evaluator(pairs)(model)

@@ -1,12 +1,22 @@
 """The coreference data: answers right by construction, splits as promised, reproducible, clear errors."""
 
+import dataclasses
 import itertools
 import random
 
 import pytest
 import torch
 
-from attnbook.tasks.coref import LEXICON, SPLITS, CorefTask, Vocabulary, batch_maker, collate
+from attnbook.tasks.coref import (
+    LEXICON,
+    PEOPLE,
+    SPLITS,
+    CorefTask,
+    Vocabulary,
+    batch_maker,
+    collate,
+)
+from attnbook.tasks.vocab import tokenize
 
 
 def parse(example):
@@ -40,12 +50,37 @@ def test_the_antecedent_is_the_only_person_with_the_pronouns_gender_and_the_cued
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_cue_sentences_need_both_clues(language):
-    """A rival with the right gender and another with the right verb: neither clue suffices."""
-    for e in CorefTask(language).examples(200):
+@pytest.mark.parametrize("split", ["test", "pairs", "long"])
+def test_cue_sentences_pair_every_clue_with_a_rival(language, split):
+    """Two people have the pronoun's gender, and each shares an action with one person of the
+    other gender: without the cue the two look alike, without the gender so do the two who did
+    the cued action."""
+    for e in CorefTask(language).examples(200, split):
         people, gender, verb = parse(e)
-        assert any(g == gender and v != verb for _, g, v in people), e.text
-        assert any(g != gender and v == verb for _, g, v in people), e.text
+
+        def doers(action, people=people):  # the genders of everyone who did this action
+            return sorted(g for _, g, v in people if v == action)
+
+        assert doers(verb) == ["female", "male"], e.text  # the antecedent and the cue rival
+        rivals = [v for _, g, v in people if g == gender and v != verb and doers(v) == doers(verb)]
+        assert rivals, e.text  # a gender rival whose action is shared the same way
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_swapping_the_cue_for_the_rivals_makes_the_rival_the_answer(language):
+    """The cue alone separates the antecedent from the gender rival: the same sentence with the
+    rival's cue is a sentence whose answer is the rival."""
+    lex = LEXICON[language]
+    for e in CorefTask(language).examples(100, "test"):
+        people, gender, verb = parse(e)
+        rival, rival_verb = next((i, v) for i, g, v in people if g == gender and v != verb
+                                 and sum(u == v for _, _, u in people) == 2)  # fmt: skip
+        cue = lambda v: tokenize(lex["verbs"][v])  # noqa: E731
+        tokens = (*e.tokens[: e.pronoun + 1], *cue(rival_verb), e.tokens[-1])
+        swapped = dataclasses.replace(e, tokens=tokens, cue=rival_verb)
+        people2, gender2, verb2 = parse(swapped)
+        assert (gender2, verb2) == (gender, rival_verb)
+        assert [i for i, g, v in people2 if g == gender2 and v == verb2] == [rival]
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -98,7 +133,8 @@ def test_heldout_pairs_do_not_depend_on_the_sampling_seed_and_cover_a_quarter():
 def test_long_sentences_have_more_people_and_are_longer(language):
     task = CorefTask(language)
     train, long = task.examples(300), task.examples(300, "long")
-    assert {len(e.candidates) for e in train} == {3} and {len(e.candidates) for e in long} == {5}
+    assert {len(e.candidates) for e in train} == {PEOPLE["train"]} == {4}
+    assert {len(e.candidates) for e in long} == {PEOPLE["long"]} == {6}
     assert min(len(e.tokens) for e in long) > sum(len(e.tokens) for e in train) / len(train)
 
 
@@ -111,8 +147,8 @@ def test_same_seed_same_sentences_other_seed_other_sentences():
 
 def test_antecedents_are_spread_over_the_slots():
     """The answer is not always the first (or last) name: position alone cannot decide."""
-    slots = [e.candidates.index(e.antecedent) for e in CorefTask("en").examples(600)]
-    assert all(abs(slots.count(k) / 600 - 1 / 3) < 0.06 for k in range(3))
+    slots = [e.candidates.index(e.antecedent) for e in CorefTask("en").examples(800)]
+    assert all(abs(slots.count(k) / 800 - 1 / 4) < 0.05 for k in range(4))
 
 
 def test_nearest_preceding_name_is_the_last_candidate():
@@ -127,11 +163,51 @@ def test_nearest_preceding_name_is_the_last_candidate():
         ({"task": "position"}, "task must be"),
         ({"filler_p": 1.5}, "filler_p must be"),
         ({"heldout_fraction": 0.0}, "heldout_fraction"),
+        ({"hide": "verb"}, "hide must be"),
     ],
 )
 def test_bad_task_arguments_are_rejected(kwargs, message):
     with pytest.raises(ValueError, match=message):
         CorefTask(**kwargs)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_people_and_fillers_can_be_varied_one_at_a_time(language):
+    task = CorefTask(language)
+    crowded = task.examples(200, "test", n_people=6)
+    padded = task.examples(200, "test", filler_p=1.0)
+    assert {len(e.candidates) for e in crowded} == {6}
+    assert {len(e.candidates) for e in padded} == {4}
+    # With every filler on, each person has an adverb: the name and its action are never adjacent.
+    assert all(a - c > 1 for e in padded for c, a in zip(e.candidates, e.actions))
+    plain = task.examples(200, "test", filler_p=0.0)
+    assert all(a - c == 1 for e in plain for c, a in zip(e.candidates, e.actions))
+    for e in crowded + padded:
+        people, gender, verb = parse(e)
+        assert [i for i, g, v in people if g == gender and v == verb] == [e.antecedent]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_hiding_the_cue_drops_the_clause_and_keeps_the_answer(language):
+    full, hidden = CorefTask(language).examples(50), CorefTask(language, hide="cue").examples(50)
+    lex = LEXICON[language]
+    for e, h in zip(full, hidden):
+        assert h.tokens == e.tokens[: e.pronoun + 1] + (lex["stop"],)
+        assert (h.antecedent, h.candidates, h.cue) == (e.antecedent, e.candidates, "")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_hiding_the_gender_makes_the_pronoun_independent_of_the_answer(language):
+    lex = LEXICON[language]
+    full = CorefTask(language).examples(400)
+    hidden = CorefTask(language, hide="gender").examples(400)
+    agree = 0
+    for e, h in zip(full, hidden):
+        assert h.tokens[: h.pronoun] == e.tokens[: e.pronoun]
+        assert h.tokens[h.pronoun + 1 :] == e.tokens[e.pronoun + 1 :]
+        assert h.tokens[h.pronoun] in lex["pronoun"].values()
+        agree += h.tokens[h.pronoun] == lex["pronoun"][e.gender]
+    assert abs(agree / 400 - 0.5) < 0.08
 
 
 def test_unknown_split_and_pairs_without_rivals_are_rejected():
@@ -140,6 +216,10 @@ def test_unknown_split_and_pairs_without_rivals_are_rejected():
     with pytest.raises(ValueError, match="needs task='cue'"):
         CorefTask("en", "agreement").sample(random.Random(0), "pairs")
     assert SPLITS == ("train", "test", "pairs", "long")
+    with pytest.raises(ValueError, match="n_people must be between 4 and 6"):
+        CorefTask("en").sample(random.Random(0), "test", n_people=3)
+    with pytest.raises(ValueError, match="filler_p must be"):
+        CorefTask("en").sample(random.Random(0), "test", filler_p=2.0)
 
 
 # -- vocabulary and batches -------------------------------------------------------------------

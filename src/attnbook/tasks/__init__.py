@@ -4,6 +4,9 @@
   :class:`~attnbook.tasks.vocab.Vocabulary`, shared by every task;
 * :mod:`~attnbook.tasks.lookup` — chapter 3's two-lookup task (previous and first token);
 * :mod:`~attnbook.tasks.numbers` — chapter 5's complete Transformer: number words to digits (a translation task);
-* :mod:`~attnbook.tasks.coref` — chapters 6-8: pronoun resolution in English and Chinese;
+* :mod:`~attnbook.tasks.coref` — chapters 6-8: pronoun resolution in English and Chinese (its
+  words in :mod:`~attnbook.tasks.coref_lexicon`); :mod:`~attnbook.tasks.shortcuts` — rules that
+  skip a clue, the task's shortcut test; :mod:`~attnbook.tasks.counterfactuals` — sentences with
+  one clue changed, the controls of chapters 6 and 8;
 * :mod:`~attnbook.tasks.synthetic` — chapter 10's offset-copy and retrieval tasks.
 """

@@ -7,12 +7,24 @@ referent did next::
     昨天张伟笑了，王芳哭了，李娜唱了。后来她擦了擦眼泪。
 
 The target is a *pointer*: the position of the antecedent's name (``Mary`` / ``芳``) among the
-names, which look alike. In the default ``"cue"`` task neither clue is enough on its own: one
-rival has the pronoun's gender but did something else (``Anna sang``), another did the cued thing
-but has the other gender (``Tom`` would have, had he cried). The model must bind each name to its
-own verb, and the pronoun to both its gender and its cue — relations between tokens, which a bag
-of words cannot represent. The ``"agreement"`` task, where gender alone decides, is the easy
-control: there, a model with no attention at all succeeds.
+names, which look alike. In the default ``"cue"`` task every sentence has four people in a random
+order, built so that **no clue is enough on its own**::
+
+    antecedent    pronoun's gender, the cued action      Mary cried
+    gender rival  pronoun's gender, a second action      Anna sang
+    cue rival     other gender,     the cued action      Tom cried
+    mirror        other gender,     the second action    Jack sang
+
+The two people of the pronoun's gender look the same until the cue is read: each shares an
+action with someone of the other gender, and which action the cue names is drawn at random. So
+every rule that skips the cue (gender alone, gender plus "an action that happens twice", the
+nearest name of that gender, ...) is a coin flip between the antecedent and the gender rival, and
+every rule that skips the gender is a coin flip between the antecedent and the cue rival
+(:mod:`attnbook.tasks.shortcuts` measures such rules). The model must bind each name to its own
+action, and the pronoun to both its gender and its cue — relations between tokens, which a bag of
+words cannot represent. The ``"agreement"`` task, where gender alone decides, is the easy
+control: there, a model with no attention at all succeeds. ``hide`` removes one clue from every
+sentence (the cue clause, or the pronoun's gender), for training a model that cannot see it.
 
 Chinese is tokenised by character; a Chinese name is a surname and a given name (张伟), and the
 given name carries the gender and is what the pointer points at. Everything is deterministic:
@@ -32,58 +44,27 @@ from typing import Literal, NamedTuple
 import torch
 from torch import Tensor
 
+from attnbook.tasks.coref_lexicon import LEXICON
 from attnbook.tasks.vocab import Vocabulary, tokenize
 
-__all__ = ["Example", "CorefTask", "Batch", "collate", "batch_maker", "SPLITS", "LEXICON"]
+__all__ = [
+    "Example",
+    "CorefTask",
+    "Batch",
+    "collate",
+    "batch_maker",
+    "SPLITS",
+    "PEOPLE",
+    "LEXICON",
+]
 
 Language = Literal["en", "zh"]
 Task = Literal["cue", "agreement"]
-#: The splits — training sentences, test sentences, held-out name pairs, five-person sentences.
+Hide = Literal["cue", "gender"]
+#: The splits — training sentences, test sentences, held-out name pairs, six-person sentences.
 SPLITS = ("train", "test", "pairs", "long")
-
-#: Per language — names by gender, verbs with the clause that cues each one, fillers, function words.
-LEXICON: dict[str, dict] = {
-    "en": {
-        "male": ["Tom", "John", "Jack", "Sam", "Paul", "Mark", "Ben", "Luke"],
-        "female": ["Mary", "Anna", "Lucy", "Emma", "Kate", "Jane", "Rose", "Lily"],
-        "pronoun": {"male": "he", "female": "she"},
-        # verb -> what its doer did later (the cue that follows the pronoun)
-        "verbs": {
-            "cried": "dried the tears",
-            "laughed": "told the joke again",
-            "ran": "was out of breath",
-            "ate": "was full",
-            "sang": "had a sore throat",
-            "slept": "woke up late",
-        },
-        "openers": ["yesterday", "this morning", "at the party", "after work"],
-        "adverbs": ["suddenly", "quietly", "also"],  # between a name and its verb
-        "later": ["later", "then", "afterwards"],
-        "comma": ",",
-        "and": "and",
-        "stop": ".",
-    },
-    "zh": {
-        "surnames": list("张王李刘陈杨赵黄"),
-        "male": list("伟强军勇杰磊斌刚"),
-        "female": list("芳丽娜敏静燕霞玲"),
-        "pronoun": {"male": "他", "female": "她"},
-        "verbs": {
-            "哭了": "擦了擦眼泪",
-            "笑了": "又讲了个段子",
-            "跑了": "喘不过气来",
-            "吃了": "饱得不想动",
-            "唱了": "嗓子哑了",
-            "睡了": "醒得很晚",
-        },
-        "openers": ["昨天", "今天早上", "在聚会上", "下班后"],
-        "adverbs": ["突然", "也", "在家"],
-        "later": ["后来", "然后", "接着"],
-        "comma": "，",
-        "and": None,
-        "stop": "。",
-    },
-}
+#: How many people a sentence of each split has (``"long"`` also doubles the fillers).
+PEOPLE = {"train": 4, "test": 4, "pairs": 4, "long": 6}
 
 
 @dataclass(frozen=True)
@@ -98,6 +79,10 @@ class Example:
         names: the name token of each person, in the same order as ``candidates``.
         actions: position of each person's action (the first token of the verb), same order.
         language: ``"en"`` or ``"zh"``.
+        verbs: each person's action as its key in ``LEXICON[language]["verbs"]``, same order.
+        cue: the key of the action the cue clause names (``""`` when the cue is hidden).
+        gender: the antecedent's gender, ``"male"`` or ``"female"`` (the pronoun's, unless the
+            gender is hidden).
     """
 
     tokens: tuple[str, ...]
@@ -107,6 +92,9 @@ class Example:
     names: tuple[str, ...]
     language: str
     actions: tuple[int, ...] = ()
+    verbs: tuple[str, ...] = ()
+    cue: str = ""
+    gender: str = ""
 
     @property
     def text(self) -> str:
@@ -131,6 +119,10 @@ class CorefTask:
         language: ``"en"`` (word tokens) or ``"zh"`` (character tokens).
         task: ``"cue"`` (gender *and* what the person did decide; the default) or
             ``"agreement"`` (exactly one person has the pronoun's gender).
+        hide: ``None`` (the default), ``"cue"`` (the clause after the pronoun is dropped:
+            "later she .") or ``"gender"`` (the pronoun is *he* or *she* at random, whatever the
+            antecedent's gender). The answer is unchanged, so at most half of such sentences can
+            be solved.
         filler_p: probability of each optional filler (an opening phrase; an adverb between a
             name and its verb). The ``"long"`` split doubles it (at most 1).
         heldout_fraction: fraction of same-gender name pairs that never appear together in the
@@ -144,6 +136,7 @@ class CorefTask:
         language: Language = "en",
         task: Task = "cue",
         *,
+        hide: Hide | None = None,
         filler_p: float = 0.3,
         heldout_fraction: float = 0.25,
         pair_seed: int = 1234,
@@ -152,11 +145,13 @@ class CorefTask:
             raise ValueError(f"language must be 'en' or 'zh'; got {language!r}")
         if task not in ("cue", "agreement"):
             raise ValueError(f"task must be 'cue' or 'agreement'; got {task!r}")
+        if hide not in (None, "cue", "gender"):
+            raise ValueError(f"hide must be None, 'cue' or 'gender'; got {hide!r}")
         if not 0.0 <= filler_p <= 1.0:
             raise ValueError(f"filler_p must be in [0, 1]; got {filler_p}")
         if not 0.0 < heldout_fraction < 1.0:
             raise ValueError(f"heldout_fraction must be in (0, 1); got {heldout_fraction}")
-        self.language, self.task, self.filler_p = language, task, filler_p
+        self.language, self.task, self.hide, self.filler_p = language, task, hide, filler_p
         self.lex = LEXICON[language]
         rng = random.Random(pair_seed)
         self.heldout_pairs: set[frozenset[str]] = set()
@@ -172,15 +167,15 @@ class CorefTask:
         """Choose (name, verb) for each person, the pronoun's gender and the cued verb.
 
         ``"cue"``: the antecedent (pronoun's gender, cued verb), a gender rival (same gender,
-        another verb), a verb rival (other gender, cued verb), then extra people who never have
-        both the gender and the verb. ``"agreement"``: the antecedent and people of the other
-        gender only.
+        second verb), a cue rival (other gender, cued verb), a mirror (other gender, second verb),
+        then extra people of either gender with other verbs. ``"agreement"``: the antecedent and
+        people of the other gender only, with any verbs.
         """
         verbs = list(self.lex["verbs"])
         gender = rng.choice(("male", "female"))
         other = "female" if gender == "male" else "male"
-        verb = rng.choice(verbs)
-        others = [v for v in verbs if v != verb]
+        verb, second = rng.sample(verbs, 2)
+        rest = [v for v in verbs if v not in (verb, second)]
         while True:
             antecedent = rng.choice(self.lex[gender])
             if self.task == "agreement":
@@ -188,36 +183,38 @@ class CorefTask:
                 names = [antecedent, *rng.sample(self.lex[other], n_people - 1)]
             else:
                 rival = rng.choice([n for n in self.lex[gender] if n != antecedent])
-                verb_rival = rng.choice(self.lex[other])
-                pool = [
-                    n
-                    for n in self.lex[gender] + self.lex[other]
-                    if n not in (antecedent, rival, verb_rival)
-                ]
-                names = [antecedent, rival, verb_rival, *rng.sample(pool, n_people - 3)]
+                cue_rival, mirror = rng.sample(self.lex[other], 2)
+                chosen = (antecedent, rival, cue_rival, mirror)
+                pool = [n for n in self.lex[gender] + self.lex[other] if n not in chosen]
+                names = [*chosen, *rng.sample(pool, n_people - 4)]
             pairs = {frozenset(p) for p in itertools.combinations(names, 2)}
             if split == "pairs":
                 if frozenset((antecedent, rival)) in self.heldout_pairs:
                     break
             elif not pairs & self.heldout_pairs:
                 break
-        people = [(antecedent, verb)]
-        for i, name in enumerate(names[1:]):
-            if self.task == "cue" and i == 1:
-                people.append((name, verb))  # the verb rival
-            elif self._gender(name) == gender:
-                people.append((name, rng.choice(others)))  # never both gender and verb
-            else:
-                people.append((name, rng.choice(verbs)))
+        if self.task == "agreement":
+            people = [(antecedent, verb), *((n, rng.choice(verbs)) for n in names[1:])]
+        else:
+            people = [(antecedent, verb), (rival, second), (names[2], verb), (names[3], second)]
+            people += [(n, rng.choice(rest)) for n in names[4:]]
         rng.shuffle(people)
         return people, gender, verb
 
     # -- sentences ----------------------------------------------------------------------------
-    def sample(self, rng: random.Random, split: str = "train") -> Example:
+    def sample(
+        self,
+        rng: random.Random,
+        split: str = "train",
+        *,
+        n_people: int | None = None,
+        filler_p: float | None = None,
+    ) -> Example:
         """One example of ``split`` (see :data:`SPLITS`), drawing all randomness from ``rng``.
 
-        ``"train"`` and ``"test"`` have 3 people and avoid held-out name pairs; ``"pairs"`` puts
-        a held-out pair in the antecedent/rival slots; ``"long"`` has 5 people and more fillers.
+        ``"train"`` and ``"test"`` have 4 people and avoid held-out name pairs; ``"pairs"`` puts
+        a held-out pair in the antecedent/rival slots; ``"long"`` has 6 people and twice the
+        fillers. ``n_people`` and ``filler_p`` override the split's (to vary one at a time).
         """
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}; got {split!r}")
@@ -226,8 +223,16 @@ class CorefTask:
                 "the 'pairs' split needs task='cue': in 'agreement' sentences "
                 "nobody shares the antecedent's gender, so there is no rival pair"
             )
-        n_people = 5 if split == "long" else 3
-        filler_p = min(1.0, 2 * self.filler_p) if split == "long" else self.filler_p
+        smallest = 4 if self.task == "cue" else 2
+        n_people = PEOPLE[split] if n_people is None else n_people
+        if not smallest <= n_people <= 6:
+            raise ValueError(
+                f"n_people must be between {smallest} and 6 for task={self.task!r}; got {n_people}"
+            )
+        if filler_p is None:
+            filler_p = min(1.0, 2 * self.filler_p) if split == "long" else self.filler_p
+        elif not 0.0 <= filler_p <= 1.0:
+            raise ValueError(f"filler_p must be in [0, 1]; got {filler_p}")
         people, gender, verb = self._people(rng, n_people, split)
         lex, words = self.lex, tokenize
         tokens: list[str] = []
@@ -250,8 +255,12 @@ class CorefTask:
         tokens.append(lex["stop"])
         tokens += words(rng.choice(lex["later"]))
         pronoun = len(tokens)
-        tokens.append(lex["pronoun"][gender])
-        tokens += words(lex["verbs"][verb]) + [lex["stop"]]
+        coin = rng.choice(("male", "female"))  # drawn always: hiding changes no other draw
+        said = coin if self.hide == "gender" else gender
+        tokens.append(lex["pronoun"][said])
+        if self.hide != "cue":
+            tokens += words(lex["verbs"][verb])
+        tokens.append(lex["stop"])
         antecedent = candidates[
             [p[0] for p in people].index(
                 next(n for n, v in people if v == verb and self._gender(n) == gender)
@@ -265,12 +274,24 @@ class CorefTask:
             tuple(names),
             self.language,
             tuple(actions),
+            verbs=tuple(v for _, v in people),
+            cue="" if self.hide == "cue" else verb,
+            gender=gender,
         )
 
-    def examples(self, n: int, split: str = "train", seed: int = 0) -> list[Example]:
-        """``n`` examples of ``split``, the same for the same ``seed``."""
+    def examples(
+        self,
+        n: int,
+        split: str = "train",
+        seed: int = 0,
+        *,
+        n_people: int | None = None,
+        filler_p: float | None = None,
+    ) -> list[Example]:
+        """``n`` examples of ``split``, the same for the same ``seed`` (and overrides, as in
+        :meth:`sample`)."""
         rng = random.Random(f"{self.language}-{self.task}-{split}-{seed}")
-        return [self.sample(rng, split) for _ in range(n)]
+        return [self.sample(rng, split, n_people=n_people, filler_p=filler_p) for _ in range(n)]
 
     def all_tokens(self) -> list[str]:
         """Every token a sentence of this language can contain, in a fixed order."""
