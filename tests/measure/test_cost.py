@@ -13,8 +13,11 @@ from attnbook.measure.cost import (
     attention_weights_bytes,
     counted_flops,
     counted_rows,
+    cpu_cache_sizes,
     crossover_length,
+    naive_attention_traffic,
     projection_flops,
+    tiled_attention_traffic,
 )
 
 
@@ -125,3 +128,139 @@ def test_counted_rows_removes_its_hooks_even_when_the_work_fails():
     with pytest.raises(RuntimeError, match="boom"):
         counted_rows({"a": [a]}, fail)
     assert not a._forward_hooks
+
+
+# ---- memory traffic: the IO model of Dao et al. (2022) ----------------------------------------
+
+
+class SlowMemory:
+    """Tensors in slow memory; every load and store counts the numbers it moves."""
+
+    def __init__(self, **tensors: torch.Tensor) -> None:
+        self.tensors, self.moved = dict(tensors), 0
+
+    def load(self, name: str, rows: slice) -> torch.Tensor:
+        block = self.tensors[name][rows].clone()
+        self.moved += block.numel()
+        return block
+
+    def store(self, name: str, rows: slice, block: torch.Tensor) -> None:
+        self.tensors[name][rows] = block
+        self.moved += block.numel()
+
+
+def flash_attention_forward(q, k, v, fast_numbers: int) -> tuple[torch.Tensor, int]:
+    """Algorithm 1 of Dao et al. (2022), run on a counting slow memory: (output, numbers moved)."""
+    n, d = q.shape
+    key_block = fast_numbers // (4 * d)
+    query_block = min(key_block, d)
+    hbm = SlowMemory(
+        q=q * d**-0.5,
+        k=k,
+        v=v,
+        o=q.new_zeros(n, d),
+        l=q.new_zeros(n, 1),
+        m=q.new_full((n, 1), float("-inf")),
+    )
+    for k0 in range(0, n, key_block):
+        cols = slice(k0, k0 + key_block)
+        k_j, v_j = hbm.load("k", cols), hbm.load("v", cols)
+        for q0 in range(0, n, query_block):
+            rows = slice(q0, q0 + query_block)
+            q_i, o_i, l_i, m_i = (hbm.load(name, rows) for name in ("q", "o", "l", "m"))
+            s = q_i @ k_j.T
+            m_new = torch.maximum(m_i, s.amax(-1, keepdim=True))
+            p = torch.exp(s - m_new)
+            l_new = torch.exp(m_i - m_new) * l_i + p.sum(-1, keepdim=True)
+            o_new = (l_i * torch.exp(m_i - m_new) * o_i + p @ v_j) / l_new
+            for name, block in (("o", o_new), ("l", l_new), ("m", m_new)):
+                hbm.store(name, rows, block)
+    return hbm.tensors["o"], hbm.moved
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "fast_numbers"),
+    [(64, 8, 32 * 8), (100, 8, 4 * 8 * 7), (50, 4, 4 * 4 * 64), (37, 2, 8)],
+)
+def test_tiled_traffic_counts_what_algorithm_1_moves(n, d, fast_numbers):
+    g = torch.Generator().manual_seed(n)
+    q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float64) for _ in range(3))
+    output, moved = flash_attention_forward(q, k, v, fast_numbers)
+    expected, _ = scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(output, expected)
+    assert tiled_attention_traffic(n, d, fast_numbers * 8, dtype=torch.float64) == moved * 8
+
+
+def test_naive_traffic_is_four_passes_over_the_scores_plus_q_k_v_and_o():
+    n, d = 300, 16
+    numbers = (2 * n * d + n * n) + (n * n + n * n) + (n * n + n * d + n * d)
+    assert naive_attention_traffic(n, d) == 4 * numbers
+    assert naive_attention_traffic(n, d, dtype=torch.float16) == 2 * numbers
+
+
+def test_tiled_traffic_is_linear_when_the_keys_fit_in_fast_memory():
+    n, d = 1000, 64
+    everything = 4 * n * d * 4  # four (n, d) float32 tensors
+    assert tiled_attention_traffic(n, d, everything) == 4 * (5 * n * d + 4 * n)
+    assert tiled_attention_traffic(2 * n, d, 2 * everything) == 2 * tiled_attention_traffic(
+        n, d, everything
+    )
+
+
+@pytest.mark.parametrize("d", [32, 64, 128])
+@pytest.mark.parametrize("fast_numbers", [2**16, 2**18, 2**20])
+def test_tiled_traffic_grows_as_n_squared_d_squared_over_m(d, fast_numbers):
+    for passes in (8, 64):  # n / Bc passes over Q and O, with Bc = M / (4 d)
+        n = passes * fast_numbers // (4 * d)
+        moved = tiled_attention_traffic(n, d, 4 * fast_numbers) / 4
+        assert 12 <= moved / (n**2 * d**2 / fast_numbers) <= 14
+
+
+@given(st.integers(128, 2**17), st.sampled_from([16, 32, 64, 128]), st.integers(0, 2**24))
+def test_tiled_moves_less_than_naive_once_fast_memory_holds_4_d_squared_numbers(n, d, extra):
+    fast_memory = 4 * (4 * d * d + extra)
+    assert tiled_attention_traffic(n, d, fast_memory) <= naive_attention_traffic(n, d)
+
+
+def test_fast_memory_too_small_for_one_block_is_rejected():
+    with pytest.raises(ValueError, match="fast_memory must hold four rows of head_dim=64"):
+        tiled_attention_traffic(1024, 64, 4 * 64 * 4 - 1)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5])
+def test_traffic_arguments_must_be_positive_integers(bad):
+    with pytest.raises(ValueError, match="fast_memory must be a positive integer"):
+        tiled_attention_traffic(1024, 64, bad)
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        naive_attention_traffic(bad, 64)
+
+
+def fake_cache(root, *caches: tuple[str, str, str]) -> None:
+    for number, (level, kind, size) in enumerate(caches):
+        index = root / f"index{number}"
+        index.mkdir()
+        for name, text in (("level", level), ("type", kind), ("size", size)):
+            (index / name).write_text(text + "\n")
+
+
+def test_cpu_cache_sizes_reads_every_level_in_bytes(tmp_path):
+    fake_cache(
+        tmp_path,
+        ("1", "Data", "48K"),
+        ("1", "Instruction", "32K"),
+        ("2", "Unified", "2048K"),
+        ("3", "Unified", "32M"),
+    )
+    assert cpu_cache_sizes(tmp_path) == {
+        "L1d": 48 * 2**10,
+        "L1i": 32 * 2**10,
+        "L2": 2 * 2**20,
+        "L3": 32 * 2**20,
+    }
+
+
+def test_cpu_cache_sizes_skips_what_it_cannot_read(tmp_path):
+    fake_cache(tmp_path, ("2", "Unified", "1024K"), ("3", "Unified", "unknown"))
+    (tmp_path / "index9").mkdir()  # no files in it
+    assert cpu_cache_sizes(tmp_path) == {"L2": 2**20}
+    assert cpu_cache_sizes(tmp_path / "missing") == {}

@@ -273,8 +273,9 @@ def check_causal_tiles(computed: int, masked: int, fraction: float) -> Report:
 
 
 def check_how_long(naive_max_n: int, chunked_max_tokens: int) -> Report:
-    """Check the longest sequences that fit in 24 GiB (8 head-batches, d = 64, float32): naive
-    attention (two n x n tensors) and chunked attention (Q, K, V, the output and a 16 MiB tile)."""
+    """Check the longest sequences that fit a hypothetical machine with 24 GiB of memory (8
+    head-batches, d = 64, float32): naive attention (two n x n tensors) and chunked attention
+    (Q, K, V, the output and a 16 MiB tile)."""
     report = Report("how long can a sequence be?")
     memory = 24 * 2**30
 

@@ -16,13 +16,22 @@ Multi-head attention has two parts with different costs:
 For self-attention with L = S = n the core catches up with the projections at n = 2E; below
 that the projections dominate. :func:`crossover_length` finds this point from the two formulas.
 
+A third cost is **memory traffic**: the numbers moved between a large slow memory (a GPU's HBM,
+a CPU's main memory) and a fast one of limited size M (on-chip SRAM, a cache). In the IO model
+of Dao et al. (2022), standard attention moves Theta(n d + n**2) numbers per head and tiled
+attention (FlashAttention) Theta(n**2 d**2 / M). :func:`naive_attention_traffic` and
+:func:`tiled_attention_traffic` count them exactly for the two algorithms of that paper, and
+:func:`cpu_cache_sizes` reads this CPU's caches, the fast memories a CPU has.
+
 Shape legend: N batch, L target (query) length, S source (key) length, E embedding size,
 H heads, D = E / H head size.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -35,6 +44,9 @@ __all__ = [
     "projection_flops",
     "attention_weights_bytes",
     "crossover_length",
+    "naive_attention_traffic",
+    "tiled_attention_traffic",
+    "cpu_cache_sizes",
 ]
 
 
@@ -208,3 +220,97 @@ def counted_rows(
         for handle in handles:
             handle.remove()
     return rows
+
+
+def _element_size(dtype: torch.dtype) -> int:
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def naive_attention_traffic(n: int, head_dim: int, dtype: torch.dtype = torch.float32) -> int:
+    """Bytes that standard attention moves between slow and fast memory, for one head-batch.
+
+    Standard attention (Algorithm 0 of Dao et al. 2022) reads Q and K and writes the (n, n)
+    scores S; reads S and writes the weights P; reads P and V and writes the (n, d) output:
+    ``4 n d + 4 n**2`` numbers, Theta(n d + n**2) whatever the size of the fast memory.
+
+    Args:
+        n: sequence length (queries = keys).
+        head_dim: d, the size of a query, key and value vector.
+        dtype: element type of every tensor moved.
+
+    Returns:
+        the bytes read and written.
+    """
+    _check_positive(n=n, head_dim=head_dim)
+    return (4 * n * head_dim + 4 * n * n) * _element_size(dtype)
+
+
+def tiled_attention_traffic(
+    n: int, head_dim: int, fast_memory: int, dtype: torch.dtype = torch.float32
+) -> int:
+    """Bytes that tiled attention (FlashAttention) moves between slow and fast memory, one
+    head-batch, when the fast memory holds ``fast_memory`` bytes.
+
+    FlashAttention's forward pass (Algorithm 1 of Dao et al. 2022) keeps a block of
+    ``Bc = M / (4 d)`` keys and values in fast memory (M in numbers; rounded down here, so that
+    four blocks of ``Bc`` rows fit) and, for each of the ``Tc = ceil(n / Bc)`` such blocks, streams
+    every query block through: it reads Q and the running output O, l and m (one number each per
+    query) and writes O, l and m back. K and V are read once:
+    ``2 n d + Tc (3 n d + 4 n)`` numbers, Theta(n**2 d**2 / M) (the paper's Theorem 2). The
+    query block size does not change the count.
+
+    Args:
+        n: sequence length (queries = keys).
+        head_dim: d.
+        fast_memory: M in bytes, the size of the fast memory; it must hold at least four rows
+            of d numbers.
+        dtype: element type of every tensor moved.
+
+    Returns:
+        the bytes read and written.
+
+    Raises:
+        ValueError: a non-positive argument, or ``fast_memory`` too small for one block.
+    """
+    _check_positive(n=n, head_dim=head_dim, fast_memory=fast_memory)
+    element = _element_size(dtype)
+    key_block = fast_memory // element // (4 * head_dim)  # Bc: rows of K, V, Q, O that fit
+    if key_block < 1:
+        raise ValueError(
+            f"fast_memory must hold four rows of head_dim={head_dim} numbers of {element} bytes "
+            f"({4 * head_dim * element} bytes); got fast_memory={fast_memory}"
+        )
+    passes = -(-n // key_block)  # Tc = ceil(n / Bc): each pass streams Q, O, l and m through
+    return (2 * n * head_dim + passes * (3 * n * head_dim + 4 * n)) * element
+
+
+_CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
+_SIZE_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def cpu_cache_sizes(cache_dir: str | os.PathLike[str] = _CACHE_DIR) -> dict[str, int]:
+    """The caches of the first CPU core as Linux reports them: name -> size in bytes.
+
+    Names are ``"L1d"``, ``"L1i"`` (data and instruction), ``"L2"``, ``"L3"``; a cache shared by
+    several cores (usually L3; on a virtual machine possibly with other machines' cores) is
+    reported at its full size. Read at run time, so the answer belongs to the machine that runs
+    it; an empty dict where Linux's ``/sys`` does not describe the caches.
+
+    Args:
+        cache_dir: the directory holding one ``index*`` folder per cache (a fake one in tests).
+    """
+    sizes: dict[str, int] = {}
+    for index in sorted(Path(cache_dir).glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        unit = _SIZE_UNITS.get(size[-1:].upper(), 1)
+        digits = size[:-1] if size[-1:].upper() in _SIZE_UNITS else size
+        if not digits.isdigit() or not level.isdigit():
+            continue
+        suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
+        sizes[f"L{level}{suffix}"] = int(digits) * unit
+    return sizes
