@@ -19,10 +19,7 @@ from collections.abc import Callable, Sequence
 
 from attnbook.tasks.coref import Example
 
-__all__ = ["Rule", "SHORTCUTS", "BOTH_CLUES", "rule_accuracy", "shortcut_table"]
-
-#: A rule: an example in, the candidate positions it cannot tell apart out.
-Rule = Callable[[Example], tuple[int, ...]]
+__all__ = ["SHORTCUTS", "BOTH_CLUES", "rule_accuracy", "shortcut_table"]
 
 
 def _people(e: Example) -> list[tuple[int, str, str]]:
@@ -109,7 +106,7 @@ def both_clues(e: Example) -> tuple[int, ...]:
 
 
 #: Rules that skip at least one clue, by a short description.
-SHORTCUTS: dict[str, Rule] = {
+SHORTCUTS: dict[str, Callable[[Example], tuple[int, ...]]] = {
     "nearest name (position only)": nearest_name,
     "first name (position only)": first_name,
     "pronoun's gender alone": gender_alone,
@@ -121,10 +118,12 @@ SHORTCUTS: dict[str, Rule] = {
     "cue + nearest who did it": nearest_with_cue,
 }
 #: The rule that reads both clues.
-BOTH_CLUES: dict[str, Rule] = {"gender + cue (both clues)": both_clues}
+BOTH_CLUES: dict[str, Callable[[Example], tuple[int, ...]]] = {
+    "gender + cue (both clues)": both_clues
+}
 
 
-def rule_accuracy(rule: Rule, examples: Sequence[Example]) -> float:
+def rule_accuracy(rule: Callable[[Example], tuple[int, ...]], examples: Sequence[Example]) -> float:
     """Mean over ``examples`` of the chance that a uniform guess among ``rule(e)`` is right."""
     if not examples:
         raise ValueError("rule_accuracy needs at least one example")
@@ -136,7 +135,8 @@ def rule_accuracy(rule: Rule, examples: Sequence[Example]) -> float:
 
 
 def shortcut_table(
-    examples: dict[str, Sequence[Example]], rules: dict[str, Rule] | None = None
+    examples: dict[str, Sequence[Example]],
+    rules: dict[str, Callable[[Example], tuple[int, ...]]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """``{rule name: {set name: accuracy}}`` for each rule (default: shortcuts and both clues)."""
     rules = {**SHORTCUTS, **BOTH_CLUES} if rules is None else rules
