@@ -1,0 +1,126 @@
+"""The retrieval sweep of chapter 10: what it trains, what it measures, and the inputs it refuses."""
+
+import pytest
+import torch
+
+from attnbook.efficient.retrieval import (
+    RetrievalConfig,
+    retrieval_sweep,
+    retrieval_test_set,
+    train_retrieval,
+    weight_on_answer,
+)
+from attnbook.models.toy import ToyConfig, ToyModel
+
+TINY = RetrievalConfig(
+    items=4, num_keys=8, num_values=4, embed_dim=16, steps=4, eval_every=2, test_size=64
+)
+
+
+def blind_model(attention: str) -> ToyModel:
+    """A retrieval ToyModel whose queries and keys are all zero: it weighs every position alike."""
+    model = ToyModel(
+        ToyConfig(
+            vocab_size=8,
+            value_vocab=5,
+            num_classes=4,
+            embed_dim=16,
+            positions=False,
+            attention=attention,
+        )
+    )
+    for proj in (model.q_proj, model.k_proj):
+        torch.nn.init.zeros_(proj.weight)
+        torch.nn.init.zeros_(proj.bias)
+    return model.eval()
+
+
+@pytest.mark.parametrize("attention", ["full", "linear"])
+def test_uniform_weights_put_one_over_length_on_the_answer(attention):
+    keys, values, _ = retrieval_test_set(TINY)  # (N, 5): 4 items and the query
+    weight = weight_on_answer(blind_model(attention), keys, values)
+    torch.testing.assert_close(weight, torch.full((2,), 1 / 5))
+
+
+def test_weight_on_answer_counts_only_the_matching_item():
+    model = blind_model("full")
+    torch.nn.init.eye_(model.q_proj.weight)
+    torch.nn.init.eye_(model.k_proj.weight)
+    model.q_proj.weight.data *= 50.0  # a sharp softmax: the query's own key dominates
+    keys, values, _ = retrieval_test_set(TINY)
+    weights = model.attention_weights(keys, values)[:, :, -1, :-1]  # (N, H, P)
+    match = keys[:, :-1] == keys[:, -1:]
+    expected = (weights * match[:, None]).sum(-1).mean(0)
+    torch.testing.assert_close(weight_on_answer(model, keys, values), expected)
+
+
+def test_weight_on_answer_rejects_a_query_key_that_is_not_among_the_items():
+    keys, values, _ = retrieval_test_set(TINY)
+    keys = keys.clone()
+    keys[0, -1] = (set(range(8)) - set(keys[0, :-1].tolist())).pop()
+    with pytest.raises(ValueError, match="exactly once"):
+        weight_on_answer(blind_model("full"), keys, values)
+
+
+def test_weight_on_answer_rejects_mismatched_shapes():
+    keys, values, _ = retrieval_test_set(TINY)
+    with pytest.raises(ValueError, match=r"\(N, L\).*\(64, 5\).*\(64, 4\)"):
+        weight_on_answer(blind_model("full"), keys, values[:, :-1])
+
+
+def test_a_run_records_its_learning_curve_and_returns_its_model_in_eval_mode():
+    run = train_retrieval("linear", TINY, seed=3)
+    assert (run.attention, run.items, run.seed) == ("linear", 4, 3)
+    assert run.curve_steps == [2, 4]
+    assert run.accuracy == run.curve[-1]
+    assert 0.0 < run.weight_on_answer < 1.0
+    assert run.model is not None and not run.model.training
+
+
+def test_the_same_seed_gives_the_same_run_and_another_seed_another():
+    a, b, c = (train_retrieval("full", TINY, seed=s) for s in (0, 0, 1))
+    assert (a.curve, a.weight_on_answer) == (b.curve, b.weight_on_answer)
+    assert not torch.equal(a.model.q_proj.weight, c.model.q_proj.weight)
+
+
+def test_softmax_learns_a_small_retrieval_task():
+    config = RetrievalConfig(
+        items=4, num_keys=8, num_values=4, embed_dim=16, steps=150, eval_every=150, test_size=128
+    )
+    run = train_retrieval("full", config)
+    assert run.accuracy >= 0.9  # chance is 1 / 4
+    assert run.weight_on_answer >= 0.5  # uniform would be 1 / 5
+
+
+def test_a_sweep_runs_the_whole_grid_in_order_and_drops_the_models():
+    runs = retrieval_sweep(("full", "linear"), (2, 3), (0, 1), TINY, progress=False)
+    assert [(r.attention, r.items, r.seed) for r in runs] == [
+        (a, p, s) for a in ("full", "linear") for p in (2, 3) for s in (0, 1)
+    ]
+    assert all(r.model is None for r in runs)
+    kept = retrieval_sweep(("full",), (2,), (0,), TINY, keep_models=True, progress=False)
+    assert kept[0].model is not None
+
+
+def test_a_sweep_item_count_is_the_runs_number_of_items():
+    (run,) = retrieval_sweep(("full",), (3,), (0,), TINY, keep_models=True, progress=False)
+    assert run.items == 3
+    assert run.model.config.max_len == 4  # three items and the query
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(attentions=(), items=(2,), seeds=(0,)), "non-empty"),
+        (dict(attentions=("full",), items=(9,), seeds=(0,)), r"items must be in \[1, num_keys=8\]"),
+        (dict(attentions=("full",), items=(0,), seeds=(0,)), "items must be"),
+    ],
+)
+def test_a_sweep_refuses_an_empty_grid_or_impossible_item_counts(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        retrieval_sweep(config=TINY, progress=False, **kwargs)
+
+
+def test_only_softmax_and_linear_attention_are_compared():
+    with pytest.raises(ValueError, match="attention must be 'full' or 'linear'"):
+        train_retrieval("local", TINY)
