@@ -56,6 +56,10 @@ HITS_WRONG = {
         "divide by the number",
     ),
     "sizes written in": (lambda w, p, a: book_hits(w, p, a)[:3], "must return shape"),
+    "unpaired indices": (
+        lambda w, p, a: (w[:, :, p].argmax(-1) == a[:, None, None]).float().mean((0, 2)),
+        "pair them: weights[torch.arange(N), :, pronoun]",
+    ),
 }
 
 
@@ -102,6 +106,7 @@ BINDING_WRONG = {
         "its OWN action only",
     ),
     "a sum": (lambda w, nm, ac: loop_binding(w, nm, ac) * nm.numel(), "take the mean"),
+    "the next token": (lambda w, nm, ac: book_binding(w, nm, nm + 1), "the NEXT token"),
 }
 
 
@@ -146,14 +151,28 @@ def first_of_gender(example):
     return min(c for c, name in zip(example.candidates, example.names) if name in names)
 
 
+def recorded_gender_baseline(example):
+    names = LEXICON[example.language][example.gender]
+    return max(
+        c
+        for c, name in zip(example.candidates, example.names)
+        if c < example.pronoun and name in names
+    )
+
+
 BASELINE_RIGHT = {
     "the rule with max()": book_baseline,
     "scanning back from the pronoun": scanning_baseline,
+    "reading Example.gender": recorded_gender_baseline,
 }
 BASELINE_WRONG = {
     "ignores gender": (lambda e: e.nearest_preceding_name(), "you ignore gender"),
     "first, not nearest": (first_of_gender, "take the nearest one"),
     "returns a name": (lambda e: e.tokens[book_baseline(e)], "return a position (an integer)"),
+    "index among the candidates": (
+        lambda e: e.candidates.index(book_baseline(e)),
+        "not its index among the candidates",
+    ),
 }
 
 

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import torch
@@ -50,6 +51,12 @@ def _hits_mistake(out: Tensor, weights: Tensor, pronoun: Tensor, antecedent: Ten
         )
     if _close(out, (rows.argmax(-1) == antecedent[:, None]).float().sum(0)):
         return "you count the hits; divide by the number of sentences to get a fraction"
+    every_pair = weights[:, :, pronoun]  # (N, H, N, S): each sentence at EVERY pronoun position
+    if _close(out, (every_pair.argmax(-1) == antecedent[:, None, None]).float().mean((0, 2))):
+        return (
+            "weights[:, :, pronoun] takes every sentence's row at every sentence's pronoun "
+            "position; pair them: weights[torch.arange(N), :, pronoun]"
+        )
     expected = pronoun_hits(weights, pronoun, antecedent)
     return f"expected {[round(x, 3) for x in expected.tolist()]}, got {[round(x, 3) for x in out.tolist()]}"
 
@@ -119,6 +126,11 @@ def check_binding(my_binding: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Rep
                 )
             if _close(out, name_action_weight(weights, names, actions) * P * N):
                 return "you sum; take the mean over people and sentences"
+            if _close(out, name_action_weight(weights, names, names + 1)):
+                return (
+                    "you read each name's weight on the NEXT token; the action is at "
+                    "actions[n, p], and an adverb can stand in between"
+                )
             return f"expected {[round(x, 3) for x in expected.tolist()]}, got {[round(x, 3) for x in out.tolist()]}"
 
         return run
@@ -159,6 +171,8 @@ _BASELINE_MISTAKES: dict[str, Callable[[Example], int]] = {
     "you take the FIRST name of the right gender; take the nearest one": (
         lambda e: min(_names_of(e, _gender(e)))
     ),
+    "return the name's POSITION in the sentence (an index into tokens), not its index among the "
+    "candidates": lambda e: e.candidates.index(e.nearest_preceding_name(same_gender=True)),
     "only names BEFORE the pronoun count": (
         lambda e: min(_names_of(e, _gender(e)), key=lambda c: (abs(c - e.pronoun), c > e.pronoun))
     ),
@@ -204,15 +218,14 @@ def check_gender_baseline(my_baseline: Callable[[Example], int]) -> Report:
         extra = next(n for n in lex[gender] if n not in base.names)
         p = base.pronoun
         tokens = (*base.tokens[: p + 1], "and", extra, *base.tokens[p + 1 :])
-        example = Example(
-            tokens=tokens, pronoun=p, antecedent=base.antecedent,
-            candidates=(*base.candidates, p + 2), names=(*base.names, extra),
-            language="en", actions=base.actions,
-        )  # fmt: skip
+        # Keep every recorded field (gender, verbs, cue), so a solution may read them.
+        example = dataclasses.replace(
+            base, tokens=tokens, candidates=(*base.candidates, p + 2), names=(*base.names, extra)
+        )
         return judge([example])
 
     report.run("English sentences, test split", case("en", "test"))
     report.run("Chinese sentences, held-out pairs", case("zh", "pairs"))
-    report.run("five-person sentences", case("en", "long"))
+    report.run("six-person sentences", case("en", "long"))
     report.run("a name after the pronoun does not count", name_after_the_pronoun)
     return report

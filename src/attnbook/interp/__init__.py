@@ -2,4 +2,6 @@
 
 * :mod:`~attnbook.interp.heads` — per-head roles, entropy, antecedent hits, importance by
   ``head_mask``, pruning curves (chapters 7-8).
+* :mod:`~attnbook.interp.patching` — activation patching of the residual stream from a
+  counterfactual sentence, and attention knockout of chosen edges, by forward hooks (chapter 7).
 """
