@@ -36,7 +36,7 @@ from attnbook.exercises.ch07_seeing_heads import (
     check_gender_baseline,
     check_head_hits,
 )
-from attnbook.exercises.ch08_what_heads_do import check_head_entropy
+from attnbook.exercises.ch08_what_heads_do import check_head_entropy, check_replace_head
 from attnbook.exercises.ch09_cost import (
     check_block_attention,
     check_causal_tiles,
@@ -77,6 +77,7 @@ __all__ = [
     "check_binding",
     "check_gender_baseline",
     "check_head_entropy",
+    "check_replace_head",
     "check_online_softmax_merge",
     "check_block_attention",
     "check_causal_tiles",

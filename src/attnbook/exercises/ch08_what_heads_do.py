@@ -1,7 +1,10 @@
-"""Chapter 8's checker: the entropy of each head's attention rows.
+"""Chapter 8's checkers: the entropy of each head's attention rows, and switching one head off.
 
-``my_head_entropy(weights, key_padding_mask)``: weights (N, H, S, S); the entropy (in nats) of
-each head's rows, averaged over the real (non-padding) query positions; (H,).
+* ``my_head_entropy(weights, key_padding_mask)``: weights (N, H, S, S); the entropy (in nats)
+  of each head's rows, averaged over the real (non-padding) query positions; (H,).
+* ``my_replace_head(x, head, num_heads, value)``: the heads' outputs side by side, (N, S, H*D),
+  as ``out_proj`` receives them; a new tensor with head ``head``'s D features set to ``value``
+  (a number, or a (D,) tensor such as the head's mean). This is what zero and mean ablation do.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from torch import Tensor
 
 from attnbook.exercises.cases import random_attention
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.interp.ablation import replace_head
 from attnbook.interp.heads import mean_row_entropy
 
-__all__ = ["check_head_entropy"]
+__all__ = ["check_head_entropy", "check_replace_head"]
 
 ATOL = 1e-4
 
@@ -61,6 +65,11 @@ def check_head_entropy(my_head_entropy: Callable[[Tensor, Tensor], Tensor]) -> R
                     "one mean over all real queries of all sentences (each query counts once). "
                     "Both are defensible; they differ when sentences have different lengths"
                 )
+            if torch.allclose(out, expected.mean().expand(H), atol=ATOL):
+                return (
+                    "every head got the same number, the mean over all heads: keep the heads "
+                    "apart and average only over sentences and query positions, one value per head"
+                )
             if torch.allclose(out, expected / torch.log(torch.tensor(2.0)), atol=ATOL):
                 return "you used log base 2 (bits); the exercise asks for nats, the natural log"
             return f"expected {[round(x, 4) for x in expected.tolist()]}, got {[round(x, 4) for x in out.tolist()]}"
@@ -86,5 +95,75 @@ def check_head_entropy(my_head_entropy: Callable[[Tensor, Tensor], Tensor]) -> R
     report.run(
         "does not modify its inputs",
         lambda: changed_inputs(my_head_entropy, ("weights", "key_padding_mask"), weights, padding),
+    )
+    return report
+
+
+def _numbered(N: int, S: int, E: int) -> Tensor:
+    """Entries 1, 2, 3, ...: no entry is 0, so every feature that was set shows."""
+    return torch.arange(1.0, N * S * E + 1).reshape(N, S, E)
+
+
+def _replace_mistake(x: Tensor, out: Tensor, head: int, H: int, value: Tensor | float) -> str:
+    D = x.size(-1) // H
+    interleaved = x.clone()
+    interleaved[..., head::H] = value
+    if torch.equal(out, interleaved):
+        return (
+            "you set every H-th feature (x[..., head::num_heads]); the heads sit side by side, "
+            "as merge_heads puts them: head h is the block of features h*D to (h+1)*D - 1"
+        )
+    for other, words in ((head + 1, "the next head"), (head - 1, "the previous head")):
+        if 0 <= other < H and torch.equal(out, replace_head(x, other, H, value)):
+            return f"you set {words}'s features; heads are counted from 0: head h starts at h*D"
+    changed = (out != x).any(dim=(0, 1))  # (H*D,) which features differ
+    if changed.all():
+        return "you set every feature; only head h's D features change, the other heads stay"
+    if torch.equal(out, x):
+        return (
+            "nothing changed: return the new tensor with head h's features set (an empty "
+            "slice? head h of num_heads is x[..., h*D:(h+1)*D], heads counted from 0)"
+        )
+    inside = torch.zeros_like(changed)
+    inside[head * D : (head + 1) * D] = True
+    if not (changed & ~inside).any():
+        return (
+            f"only head {head}'s features changed, but not to the value: a (D,) value is the "
+            "same D numbers at every position (broadcast it over N and S)"
+        )
+    return (
+        f"head {head} of {H} is features {head * D} to {(head + 1) * D - 1}; other features changed"
+    )
+
+
+def check_replace_head(
+    my_replace_head: Callable[[Tensor, int, int, Tensor | float], Tensor],
+) -> Report:
+    """Chapter 8: set one head's features of the concatenated head outputs (N, S, H*D).
+
+    The reference is :func:`attnbook.interp.ablation.replace_head`.
+    """
+    report = Report("replace one head")
+
+    def case(N: int, S: int, H: int, D: int, head: int, mean: bool) -> Callable[[], str | None]:
+        def run() -> str | None:
+            x = _numbered(N, S, H * D)
+            value = -torch.arange(1.0, D + 1) if mean else 0.0
+            out = call(my_replace_head, x, head, H, value)
+            problem = expect_tensor(out, (N, S, H * D), what="my_replace_head")
+            if problem is not None:
+                return problem
+            if torch.equal(out, replace_head(x, head, H, value)):
+                return None
+            return _replace_mistake(x, out, head, H, value)
+
+        return run
+
+    report.run("zero ablation of head 1 of 4 (D = 3)", case(2, 5, 4, 3, 1, mean=False))
+    report.run("a mean (D,) into head 0 of 2 (D = 5)", case(3, 4, 2, 5, 0, mean=True))
+    report.run("a mean into the last head, 3 of 4 (D = 2)", case(2, 3, 4, 2, 3, mean=True))
+    report.run(
+        "does not modify its input",
+        lambda: changed_inputs(lambda x: my_replace_head(x, 1, 4, 0.0), ("x",), _numbered(2, 3, 8)),
     )
     return report

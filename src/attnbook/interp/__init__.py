@@ -4,4 +4,7 @@
   ``head_mask``, pruning curves (chapters 7-8).
 * :mod:`~attnbook.interp.patching` — activation patching of the residual stream from a
   counterfactual sentence, and attention knockout of chosen edges, by forward hooks (chapter 7).
+* :mod:`~attnbook.interp.ablation` — zero, mean and joint ablation of heads by forward pre-hooks
+  on ``out_proj``; greedy joint removal and needed / redundant / dead verdicts; token erasure
+  (chapter 8).
 """
