@@ -23,6 +23,10 @@ hand-made accuracies; :func:`accuracy_function` makes one from a model and a bat
 :func:`erase_tokens` removes tokens instead of heads: the token becomes padding, and padding is
 masked as a key, so no head can read it while every other token keeps its position.
 
+A head is named by a pair ``(layer, head index)``: layer ``l`` is the ``l``-th
+:class:`~attnbook.mha.MultiHeadAttention` in ``model.modules()`` order (for the detective, encoder
+block ``l``).
+
 Shape legend: N batch, S sentence length, H heads, D head size, E = H*D.
 """
 
@@ -39,7 +43,6 @@ from attnbook.models.detective import pointer_accuracy
 from attnbook.tasks.coref import Batch
 
 __all__ = [
-    "Head",
     "attention_modules",
     "replace_head",
     "ablated",
@@ -52,9 +55,6 @@ __all__ = [
     "erase_tokens",
 ]
 
-#: A head, as (layer, head index): layer ``l`` is the ``l``-th :class:`MultiHeadAttention` in
-#: ``model.modules()`` order (for the detective, encoder block ``l``).
-Head = tuple[int, int]
 
 # Accuracies are float32 fractions of whole sentences (k / N); comparisons against a threshold
 # allow this much rounding, so that losing exactly a threshold's worth of sentences counts as
@@ -100,7 +100,9 @@ def replace_head(x: Tensor, head: int, num_heads: int, value: Tensor | float = 0
     return out
 
 
-def _check_heads(modules: Sequence[MultiHeadAttention], heads: Iterable[Head]) -> list[Head]:
+def _check_heads(
+    modules: Sequence[MultiHeadAttention], heads: Iterable[tuple[int, int]]
+) -> list[tuple[int, int]]:
     heads = list(heads)
     for layer, head in heads:
         if not (0 <= layer < len(modules) and 0 <= head < modules[layer].num_heads):
@@ -113,7 +115,7 @@ def _check_heads(modules: Sequence[MultiHeadAttention], heads: Iterable[Head]) -
 
 @contextmanager
 def ablated(
-    model: nn.Module, heads: Iterable[Head], means: Tensor | None = None
+    model: nn.Module, heads: Iterable[tuple[int, int]], means: Tensor | None = None
 ) -> Iterator[nn.Module]:
     """Within the ``with`` block, the listed heads are switched off in every forward pass.
 
@@ -189,12 +191,12 @@ def head_means(model: nn.Module, batch: Batch) -> Tensor:
 
 def accuracy_function(
     model: nn.Module, batch: Batch, means: Tensor | None = None
-) -> Callable[[Iterable[Head]], float]:
+) -> Callable[[Iterable[tuple[int, int]]], float]:
     """``accuracy_of(heads)``: the pointer accuracy on ``batch`` with ``heads`` ablated together
     (zero ablation, or mean ablation with ``means``). Results are cached by the set of heads."""
-    cache: dict[frozenset[Head], float] = {}
+    cache: dict[frozenset[tuple[int, int]], float] = {}
 
-    def accuracy_of(heads: Iterable[Head]) -> float:
+    def accuracy_of(heads: Iterable[tuple[int, int]]) -> float:
         key = frozenset(heads)
         if key not in cache:
             was_training = model.training
@@ -211,7 +213,7 @@ def accuracy_function(
 
 
 def single_head_costs(
-    accuracy_of: Callable[[Iterable[Head]], float], shape: tuple[int, int]
+    accuracy_of: Callable[[Iterable[tuple[int, int]]], float], shape: tuple[int, int]
 ) -> Tensor:
     """Accuracy lost when each head alone is ablated; (layers, H) for ``shape`` = (layers, H)."""
     full = accuracy_of([])
@@ -220,10 +222,10 @@ def single_head_costs(
 
 
 def greedy_removal(
-    candidates: Sequence[Head],
-    accuracy_of: Callable[[Iterable[Head]], float],
+    candidates: Sequence[tuple[int, int]],
+    accuracy_of: Callable[[Iterable[tuple[int, int]]], float],
     tolerance: float = 0.01,
-) -> list[Head]:
+) -> list[tuple[int, int]]:
     """Remove heads together, greedily, while the accuracy stays within ``tolerance`` of intact.
 
     Goes through ``candidates`` once, in the order given (the book orders them by their cost
@@ -238,7 +240,7 @@ def greedy_removal(
     if tolerance < 0:
         raise ValueError(f"tolerance must be >= 0; got {tolerance}")
     full = accuracy_of([])
-    removed: list[Head] = []
+    removed: list[tuple[int, int]] = []
     for head in candidates:
         if full - accuracy_of([*removed, head]) <= tolerance + _ROUNDING:
             removed.append(head)
@@ -246,10 +248,10 @@ def greedy_removal(
 
 
 def joint_contributions(
-    heads: Iterable[Head],
-    removed: Sequence[Head],
-    accuracy_of: Callable[[Iterable[Head]], float],
-) -> dict[Head, float]:
+    heads: Iterable[tuple[int, int]],
+    removed: Sequence[tuple[int, int]],
+    accuracy_of: Callable[[Iterable[tuple[int, int]]], float],
+) -> dict[tuple[int, int], float]:
     """What each head adds when the heads in ``removed`` are gone.
 
     For a head in ``removed``: the accuracy regained by putting it back alone,
@@ -271,10 +273,10 @@ def joint_contributions(
 
 def head_verdicts(
     alone: Tensor,
-    removed: Sequence[Head],
-    joint: dict[Head, float],
+    removed: Sequence[tuple[int, int]],
+    joint: dict[tuple[int, int], float],
     harmless: float = 0.005,
-) -> dict[Head, str]:
+) -> dict[tuple[int, int], str]:
     """Call each head ``"needed"``, ``"redundant"`` or ``"dead"``.
 
     Args:
