@@ -12,6 +12,7 @@ from attnbook.models.detective import (
     evaluator,
     pointer_accuracy,
     pointer_loss,
+    train_detective,
 )
 from attnbook.tasks.coref import CorefTask, batch_maker, collate
 from attnbook.tasks.vocab import Vocabulary
@@ -131,3 +132,21 @@ def test_a_short_run_learns_the_agreement_task(one_thread):
         evaluator(test),
     )
     assert history.last("test") > 0.9
+
+
+@pytest.mark.parametrize("hide", ["cue", "gender"])
+def test_train_detective_with_hide_is_the_same_run_on_sentences_without_that_clue(one_thread, hide):
+    config = TrainConfig(steps=3, batch_size=8, progress=False)
+    blind, _ = train_detective(DetectiveConfig(len(VOCAB)), config, hide=hide)
+    reference = model()
+    tasks = [CorefTask("en", hide=hide), CorefTask("zh", hide=hide)]
+    fit(reference, batch_maker(tasks, VOCAB), batch_loss, config)
+    for (name, a), b in zip(blind.state_dict().items(), reference.state_dict().values()):
+        assert torch.equal(a, b), name
+    seeing, _ = train_detective(DetectiveConfig(len(VOCAB)), config)
+    assert not torch.equal(seeing.pointer_key.weight, blind.pointer_key.weight)
+
+
+def test_train_detective_rejects_an_unknown_clue_to_hide():
+    with pytest.raises(ValueError, match="hide must be None, 'cue' or 'gender'"):
+        train_detective(DetectiveConfig(len(VOCAB)), hide="action")
