@@ -13,7 +13,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 SITE   := _build/html
-NBVAL  := pytest --nbval book --nbval-sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider
+# Notebooks run on NBVAL_WORKERS processes at once (each computes on one thread; a notebook's
+# cells stay on one worker and one kernel). NBVAL_WORKERS=0 runs them one after another.
+NBVAL_WORKERS ?= 2
+NBVAL  := pytest --nbval book --nbval-sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider \
+	-n $(NBVAL_WORKERS) --dist loadscope
 # Another processor's arithmetic on this one: PyTorch's generic kernels, oneDNN and MKL held to
 # AVX2. Trained weights and last bits then differ from the default kernels', as on another CPU.
 OTHER_CPU := ATEN_CPU_CAPABILITY=default ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
