@@ -126,8 +126,8 @@ class CorefTask:
         filler_p: probability of each optional filler (an opening phrase; an adverb between a
             name and its verb). The ``"long"`` split doubles it (at most 1).
         heldout_fraction: fraction of same-gender name pairs that never appear together in the
-            ``"train"`` split; the ``"pairs"`` split puts such a pair in the antecedent/rival
-            slots. Chosen once from ``pair_seed``, independently of the sampling seed.
+            ``"train"`` split; the ``"pairs"`` split puts such pairs in the antecedent/gender-rival
+            and the cue-rival/mirror slots. Chosen once from ``pair_seed``, independently of the sampling seed.
         pair_seed: seed for choosing the held-out pairs.
     """
 
@@ -189,7 +189,16 @@ class CorefTask:
                 names = [*chosen, *rng.sample(pool, n_people - 4)]
             pairs = {frozenset(p) for p in itertools.combinations(names, 2)}
             if split == "pairs":
-                if frozenset((antecedent, rival)) in self.heldout_pairs:
+                # Both same-gender pairs held out, so that "the one whose gender has a held-out
+                # pair here" cannot tell the antecedent from the cue rival.
+                if (
+                    self.task == "cue"
+                    and {
+                        frozenset((antecedent, rival)),
+                        frozenset(names[2:4]),
+                    }
+                    <= self.heldout_pairs
+                ):
                     break
             elif not pairs & self.heldout_pairs:
                 break
@@ -213,7 +222,8 @@ class CorefTask:
         """One example of ``split`` (see :data:`SPLITS`), drawing all randomness from ``rng``.
 
         ``"train"`` and ``"test"`` have 4 people and avoid held-out name pairs; ``"pairs"`` puts
-        a held-out pair in the antecedent/rival slots; ``"long"`` has 6 people and twice the
+        a held-out pair in the antecedent/gender-rival slots and another in the cue-rival/mirror
+        slots; ``"long"`` has 6 people and twice the
         fillers. ``n_people`` and ``filler_p`` override the split's (to vary one at a time).
         """
         if split not in SPLITS:

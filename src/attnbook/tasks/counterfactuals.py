@@ -25,7 +25,10 @@ def _genders(e: Example) -> list[str]:
 
 
 def _check(e: Example) -> None:
-    if not e.verbs or not e.cue or not e.gender:
+    hidden_gender = bool(e.gender) and (
+        e.tokens[e.pronoun] != LEXICON[e.language]["pronoun"][e.gender]
+    )
+    if not e.verbs or not e.cue or not e.gender or hidden_gender:
         raise ValueError(
             "swaps need an example from CorefTask with its cue and verbs recorded "
             "(not one whose cue or gender is hidden)"
