@@ -9,6 +9,7 @@ from attnbook.efficient.retrieval import (
     retrieval_test_set,
     train_retrieval,
     weight_on_answer,
+    weight_profile,
 )
 from attnbook.models.toy import ToyConfig, ToyModel
 
@@ -52,6 +53,62 @@ def test_weight_on_answer_counts_only_the_matching_item():
     match = keys[:, :-1] == keys[:, -1:]
     expected = (weights * match[:, None]).sum(-1).mean(0)
     torch.testing.assert_close(weight_on_answer(model, keys, values), expected)
+
+
+@pytest.mark.parametrize("attention", ["full", "linear"])
+def test_uniform_weights_profile_as_a_blur_over_every_position(attention):
+    keys, values, _ = retrieval_test_set(TINY)  # L = 5
+    profile = weight_profile(blind_model(attention), keys, values)
+    for weight in (
+        profile.answer,
+        profile.largest_other,
+        profile.second_other,
+        profile.median_other,
+        profile.own,
+    ):
+        assert weight == pytest.approx(1 / 5)
+    assert profile.effective_positions == pytest.approx(5)
+
+
+def test_the_profile_head_and_answer_agree_with_weight_on_answer():
+    model = blind_model("full")
+    torch.nn.init.eye_(model.q_proj.weight)
+    torch.nn.init.eye_(model.k_proj.weight)
+    model.q_proj.weight.data *= 50.0
+    keys, values, _ = retrieval_test_set(TINY)
+    profile = weight_profile(model, keys, values)
+    assert profile.head == int(weight_on_answer(model, keys, values).argmax())
+    assert profile.answer == pytest.approx(weight_on_answer(model, keys, values).max().item())
+    assert profile.largest_other >= profile.second_other >= profile.median_other
+    assert 1 <= profile.effective_positions <= 5
+
+
+def test_weight_profile_sorts_the_other_items_of_each_example():
+    """Two other items with fixed weights: the largest and second largest are theirs."""
+
+    class Fixed(torch.nn.Module):
+        def attention_weights(self, keys, values):  # the query: answer 0.5, item 1 0.3, item 2 0.2
+            w = torch.zeros(keys.size(0), 1, keys.size(1), keys.size(1))
+            answer = (keys[:, :-1] == keys[:, -1:]).float().argmax(-1)
+            others = [[j for j in range(keys.size(1) - 1) if j != a] for a in answer.tolist()]
+            for n, a in enumerate(answer.tolist()):
+                w[n, 0, -1, a], w[n, 0, -1, others[n][0]], w[n, 0, -1, others[n][1]] = 0.5, 0.3, 0.2
+            return w
+
+    keys, values, _ = retrieval_test_set(TINY)
+    profile = weight_profile(Fixed(), keys, values)
+    assert (profile.answer, profile.largest_other, profile.second_other) == pytest.approx(
+        (0.5, 0.3, 0.2)
+    )
+    assert profile.median_other == pytest.approx(0.2)  # of 0.3, 0.2 and 0 on the other three
+    assert profile.own == 0.0
+    assert profile.effective_positions == pytest.approx(1 / (0.25 + 0.09 + 0.04))
+
+
+def test_weight_profile_needs_three_items():
+    keys, values, _ = retrieval_test_set(RetrievalConfig(items=2, num_keys=8, num_values=4))
+    with pytest.raises(ValueError, match="at least 3 items"):
+        weight_profile(blind_model("full"), keys, values)
 
 
 def test_weight_on_answer_rejects_a_query_key_that_is_not_among_the_items():

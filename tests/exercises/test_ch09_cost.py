@@ -48,6 +48,29 @@ def test_nan_for_two_empty_blocks_is_named():
     assert "two empty blocks gives NaN" in str(report)
 
 
+def whole_tensor_special_case(a, b):
+    """Wrong: decides emptiness once for the whole tensor, then uses the formulas as written."""
+    if torch.isneginf(a[0]).all():
+        return b
+    if torch.isneginf(b[0]).all():
+        return a
+    m = torch.maximum(a[0], b[0])
+    alpha, beta = torch.exp(a[0] - m), torch.exp(b[0] - m)
+    return m, alpha * a[1] + beta * b[1], alpha * a[2] + beta * b[2]
+
+
+def test_emptiness_decided_for_the_whole_tensor_fails_on_rows_empty_in_both_blocks():
+    report = check_online_softmax_merge(whole_tensor_special_case)
+    failed = [message for ok, message in report.lines if not ok]
+    assert len(failed) == 1 and "decide per row" in failed[0], str(report)
+
+
+def test_a_merge_wrong_on_ordinary_blocks_gets_no_empty_block_hint():
+    report = str(check_online_softmax_merge(reversed_rescaling))
+    assert "cannot check" in report
+    assert "-inf - (-inf)" not in report and "rescale against 0" not in report
+
+
 # ---- attention over key blocks -----------------------------------------------------------
 
 
@@ -68,6 +91,37 @@ def block_attention(q, k, v, block):
 def test_a_correct_block_attention_passes():
     report = check_block_attention(block_attention)
     assert report.passed, str(report)
+
+
+def test_a_running_maximum_started_at_zero_is_named():
+    def zero_start(q, k, v, block):
+        q = q / q.size(-1) ** 0.5
+        m, l = torch.zeros(q.size(0), 1), torch.zeros(q.size(0), 1)
+        acc = torch.zeros(q.size(0), v.size(-1))
+        for s0 in range(0, k.size(0), block):
+            s = q @ k[s0 : s0 + block].T
+            m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+            p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)
+            l, acc = alpha * l + p.sum(-1, keepdim=True), alpha * acc + p @ v[s0 : s0 + block]
+            m = m_new
+        return acc / l
+
+    report = check_block_attention(zero_start)
+    failed = [message for ok, message in report.lines if not ok]
+    assert len(failed) == 1 and "start the running maximum at -inf" in failed[0], str(report)
+
+
+def test_no_running_maximum_is_named_for_very_negative_scores_too():
+    def no_max(q, k, v, block):
+        q = q / q.size(-1) ** 0.5
+        l, acc = torch.zeros(q.size(0), 1), torch.zeros(q.size(0), v.size(-1))
+        for s0 in range(0, k.size(0), block):
+            p = torch.exp(q @ k[s0 : s0 + block].T)
+            l, acc = l + p.sum(-1, keepdim=True), acc + p @ v[s0 : s0 + block]
+        return acc / l
+
+    failed = [m for ok, m in check_block_attention(no_max).lines if not ok]
+    assert len(failed) == 2 and all("subtract the running maximum" in m for m in failed), failed
 
 
 def test_missing_scale_is_named():
@@ -184,6 +238,8 @@ def test_causal_tile_answers(answer, fragment):
         ((28_377, 3_100_000), "TWO n x n tensors"),
         ((40_132, 3_100_000), "4 bytes"),
         ((20_066, 786_432), "about 3,14"),
+        ((19_364, 3_100_000), "not 24 · 10⁹"),
+        ((20_066, 2_927_000), "not 24 · 10⁹"),
     ],
 )
 def test_how_long_answers(answer, fragment):

@@ -60,6 +60,32 @@ def test_a_quadratic_form_built_by_broadcasting_is_caught():
     assert not report.passed and "built by broadcasting" in str(report), str(report)
 
 
+def factored(phi_q, phi_k, v, z):
+    return (phi_q @ (phi_k.T @ v)) / (phi_q @ z)[:, None]
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        (lambda q, k, v: factored(F.elu(q), F.elu(k), v, F.elu(k).sum(0)), "without the + 1"),
+        (lambda q, k, v: linear(q / q.size(-1) ** 0.5, k, v), "no 1 / sqrt(E) scaling"),
+        (lambda q, k, v: factored(q.exp(), k.exp(), v, k.exp().sum(0)), "not exp(x)"),
+        (
+            lambda q, k, v: factored(F.elu(q) + 1, F.elu(k) + 1, v, (F.elu(k) + 1).mean(0)),
+            "not a mean",
+        ),
+    ],
+)
+def test_typical_feature_and_normaliser_mistakes_are_named_and_the_cost_is_not_blamed(
+    answer, fragment
+):
+    report = check_linear_attention(answer)
+    failed = [message for ok, message in report.lines if not ok]
+    assert fragment in failed[0], str(report)
+    assert any("cannot check the cost" in message for message in failed), str(report)
+    assert "wrong on a long sequence" not in str(report)
+
+
 def test_relu_features_are_named():
     def relu(q, k, v):
         phi_q, phi_k = F.relu(q), F.relu(k)
@@ -93,7 +119,11 @@ def test_state_byte_answers(answer, fragment):
         (lambda layers, w: sum(w for _ in range(layers)), 128.0, None),
         (lambda layers, w: w**layers, 128, "not by a factor w"),
         (lambda layers, w: layers * (2 * w + 1), 128, "at most w positions back per layer"),
-        (lambda layers, w: layers * w, 64, "16,384 / 128 = 128 layers"),
+        (lambda layers, w: layers * w, 100, "16,384 / 128 = 128 layers"),
+        (lambda layers, w: 2 * layers * w, 128, "width of the receptive field"),
+        (lambda layers, w: layers * w, 64, "counts 2w positions per layer"),
+        (lambda layers, w: layers * (w + 1), 128, "not a step back"),
+        (lambda layers, w: w + 2, 128, "for 1 layer of w = 4 expected 4, got 6"),
     ],
 )
 def test_window_answers(reach, layers, fragment):

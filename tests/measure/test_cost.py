@@ -134,10 +134,18 @@ def test_counted_rows_removes_its_hooks_even_when_the_work_fails():
 
 
 class SlowMemory:
-    """Tensors in slow memory; every load and store counts the numbers it moves."""
+    """Tensors in slow memory; every load and store counts the numbers it moves.
+
+    ``initialised`` counts the numbers written to set up the tensors that Algorithm 1 creates in
+    slow memory (its line 2), apart from ``moved``, the traffic of the loops.
+    """
 
     def __init__(self, **tensors: torch.Tensor) -> None:
-        self.tensors, self.moved = dict(tensors), 0
+        self.tensors, self.moved, self.initialised = dict(tensors), 0, 0
+
+    def initialise(self, name: str, tensor: torch.Tensor) -> None:
+        self.tensors[name] = tensor
+        self.initialised += tensor.numel()
 
     def load(self, name: str, rows: slice) -> torch.Tensor:
         block = self.tensors[name][rows].clone()
@@ -149,19 +157,15 @@ class SlowMemory:
         self.moved += block.numel()
 
 
-def flash_attention_forward(q, k, v, fast_numbers: int) -> tuple[torch.Tensor, int]:
-    """Algorithm 1 of Dao et al. (2022), run on a counting slow memory: (output, numbers moved)."""
+def flash_attention_forward(q, k, v, fast_numbers: int) -> tuple[torch.Tensor, SlowMemory]:
+    """Algorithm 1 of Dao et al. (2022), run on a counting slow memory: (output, the memory)."""
     n, d = q.shape
     key_block = fast_numbers // (4 * d)
     query_block = min(key_block, d)
-    hbm = SlowMemory(
-        q=q * d**-0.5,
-        k=k,
-        v=v,
-        o=q.new_zeros(n, d),
-        l=q.new_zeros(n, 1),
-        m=q.new_full((n, 1), float("-inf")),
-    )
+    hbm = SlowMemory(q=q * d**-0.5, k=k, v=v)  # the inputs are in slow memory already
+    hbm.initialise("o", q.new_zeros(n, d))  # line 2: O, l and m are set up in slow memory
+    hbm.initialise("l", q.new_zeros(n, 1))
+    hbm.initialise("m", q.new_full((n, 1), float("-inf")))
     for k0 in range(0, n, key_block):
         cols = slice(k0, k0 + key_block)
         k_j, v_j = hbm.load("k", cols), hbm.load("v", cols)
@@ -175,7 +179,7 @@ def flash_attention_forward(q, k, v, fast_numbers: int) -> tuple[torch.Tensor, i
             o_new = (l_i * torch.exp(m_i - m_new) * o_i + p @ v_j) / l_new
             for name, block in (("o", o_new), ("l", l_new), ("m", m_new)):
                 hbm.store(name, rows, block)
-    return hbm.tensors["o"], hbm.moved
+    return hbm.tensors["o"], hbm
 
 
 @pytest.mark.parametrize(
@@ -185,10 +189,18 @@ def flash_attention_forward(q, k, v, fast_numbers: int) -> tuple[torch.Tensor, i
 def test_tiled_traffic_counts_what_algorithm_1_moves(n, d, fast_numbers):
     g = torch.Generator().manual_seed(n)
     q, k, v = (torch.randn(n, d, generator=g, dtype=torch.float64) for _ in range(3))
-    output, moved = flash_attention_forward(q, k, v, fast_numbers)
+    output, hbm = flash_attention_forward(q, k, v, fast_numbers)
     expected, _ = scaled_dot_product_attention(q, k, v)
     torch.testing.assert_close(output, expected)
-    assert tiled_attention_traffic(n, d, fast_numbers * 8, dtype=torch.float64) == moved * 8
+    assert tiled_attention_traffic(n, d, fast_numbers * 8, dtype=torch.float64) == hbm.moved * 8
+
+
+def test_tiled_traffic_leaves_out_the_n_d_plus_2_n_numbers_that_initialise_o_l_and_m():
+    n, d = 64, 8
+    q, k, v = (torch.randn(n, d, dtype=torch.float64) for _ in range(3))
+    _, hbm = flash_attention_forward(q, k, v, 32 * d)
+    assert hbm.initialised == n * d + 2 * n
+    assert tiled_attention_traffic(n, d, 32 * d * 8, dtype=torch.float64) == hbm.moved * 8
 
 
 def test_naive_traffic_is_four_passes_over_the_scores_plus_q_k_v_and_o():
@@ -216,10 +228,24 @@ def test_tiled_traffic_grows_as_n_squared_d_squared_over_m(d, fast_numbers):
         assert 12 <= moved / (n**2 * d**2 / fast_numbers) <= 14
 
 
-@given(st.integers(128, 2**17), st.sampled_from([16, 32, 64, 128]), st.integers(0, 2**24))
-def test_tiled_moves_less_than_naive_once_fast_memory_holds_4_d_squared_numbers(n, d, extra):
+@given(st.integers(2, 2**17), st.sampled_from([8, 16, 32, 64, 128, 256]), st.integers(0, 2**24))
+def test_tiled_moves_no_more_than_naive_with_4_d_squared_numbers_and_n_from_d_plus_2(
+    n_minus_d, d, extra
+):
+    # With M >= 4 d**2 numbers, Bc >= d. For n = (k - 1) d + r (1 <= r <= d) the tiled count is
+    # at most 2 n d + k (3 n d + 4 n) and the standard one 4 n d + 4 n**2: it suffices that
+    # (k - 2) d + 4 r >= 4 k, true for k = 2 when r >= 2 and for every k >= 3 when d >= 8.
+    n = d + n_minus_d
     fast_memory = 4 * (4 * d * d + extra)
     assert tiled_attention_traffic(n, d, fast_memory) <= naive_attention_traffic(n, d)
+
+
+@pytest.mark.parametrize("d", [16, 64, 128])
+def test_tiled_moves_more_than_naive_at_n_equal_d_plus_1_with_exactly_4_d_squared_numbers(d):
+    """The boundary: two passes over Q and O for a single extra key cost more than the scores."""
+    n, fast_memory = d + 1, 4 * (4 * d * d)
+    assert tiled_attention_traffic(n, d, fast_memory) > naive_attention_traffic(n, d)
+    assert tiled_attention_traffic(n + 1, d, fast_memory) <= naive_attention_traffic(n + 1, d)
 
 
 def test_fast_memory_too_small_for_one_block_is_rejected():

@@ -2,8 +2,10 @@ r"""The backward pass of chunked attention in linear memory: keep O and the log-
 
 Autograd would keep every tile of probabilities for the backward pass — all :math:`L \times S`
 of them, in pieces. FlashAttention's answer (Dao et al. 2022) is a hand-written backward that
-keeps only the inputs, the output :math:`O` and one number per query, the log-sum-exp of its
-scores :math:`\ell_i = m_i + \log l_i`, and recomputes each tile when it needs it:
+keeps only the inputs, the output :math:`O` and the softmax statistics of each query — the
+running maximum :math:`m_i` and sum :math:`l_i` in FlashAttention, one number, their
+log-sum-exp :math:`\ell_i = m_i + \log l_i`, in FlashAttention-2 (Dao 2024) and here — and
+recomputes each tile when it needs it:
 
 .. math::
 

@@ -6,7 +6,8 @@ keys again: output its value) and measures it on a fixed test set; :func:`retrie
 does that for every (attention, items, seed) of a grid, all at one training budget.
 
 Besides the accuracy, each run reports :func:`weight_on_answer`: how much weight the query
-puts on the item whose value it asks for, averaged over the test set. Softmax attention can
+puts on the item whose value it asks for, averaged over the test set. :func:`weight_profile`
+says where the rest goes: to one or two other items, or spread over all of them. Softmax attention can
 make that weight as close to 1 as it likes; linear attention's ``phi(q) . phi(k)`` weights are
 sharp only while its non-negative features can be kept apart, which takes a coordinate of
 their own per item: at most D items per head of size D.
@@ -34,10 +35,12 @@ from attnbook.train import TrainConfig, fit
 __all__ = [
     "RetrievalConfig",
     "RetrievalRun",
+    "WeightProfile",
     "retrieval_sweep",
     "retrieval_test_set",
     "train_retrieval",
     "weight_on_answer",
+    "weight_profile",
 ]
 
 Attention = Literal["full", "linear"]
@@ -94,9 +97,16 @@ def weight_on_answer(model: ToyModel, keys: Tensor, values: Tensor) -> Tensor:
         values: (N, L).
 
     Returns:
-        (H,): for each head, the query's weight on the matching item averaged over the N
-        examples (the implied weight for linear attention). Uniform weights give 1 / L.
+        A tensor of shape (H,), for each head the query's weight on the matching item averaged
+        over the N examples (the implied weight for linear attention); uniform weights give 1 / L.
     """
+    match, query_weights = _query_weights(model, keys, values)
+    on_answer = (query_weights[..., :-1] * match[:, None, :]).sum(dim=-1)  # (N, H)
+    return on_answer.mean(dim=0)  # (H,)
+
+
+def _query_weights(model: ToyModel, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+    """The answer's position among the items (N, P) and the query's weights (N, H, L)."""
     if keys.dim() != 2 or keys.shape != values.shape:
         raise ValueError(
             f"keys and values must both have shape (N, L); got {tuple(keys.shape)} "
@@ -108,9 +118,55 @@ def weight_on_answer(model: ToyModel, keys: Tensor, values: Tensor) -> Tensor:
             "keys: the query key (last column) must occur exactly once among the items"
         )
     with torch.no_grad():
-        query_weights = model.attention_weights(keys, values)[:, :, -1, :-1]  # (N, H, P)
-    on_answer = (query_weights * match[:, None, :]).sum(dim=-1)  # (N, H)
-    return on_answer.mean(dim=0)  # (H,)
+        return match, model.attention_weights(keys, values)[:, :, -1, :]  # (N, H, L)
+
+
+@dataclass(frozen=True)
+class WeightProfile:
+    """Where the query's weight goes, averaged over the examples, for one head."""
+
+    head: int  # the head with the most weight on the answer (as in weight_on_answer)
+    answer: float  # weight on the item the query asks for
+    largest_other: float  # the largest weight on any other item
+    second_other: float  # the second largest weight on another item
+    median_other: float  # the median weight over the other items (the lower middle one if even)
+    own: float  # weight on the query's own position
+    effective_positions: float  # 1 / sum of squared weights: 1 if one-hot, L if uniform
+
+
+def weight_profile(model: ToyModel, keys: Tensor, values: Tensor) -> WeightProfile:
+    """How the query's weights are spread, for the head with the most weight on the answer.
+
+    Tells a blur (every item a little) from collisions (a few other items a lot): uniform
+    weights give ``1 / L`` for every item and ``L`` effective positions; a query that splits
+    its weight between the answer and one other item gives about 2.
+
+    Args:
+        model: a :class:`~attnbook.models.toy.ToyModel` with a value embedding.
+        keys: (N, L), the last column the query key, which occurs once among the first P >= 3.
+        values: (N, L).
+
+    Returns:
+        The :class:`WeightProfile`, each weight averaged over the N examples.
+    """
+    if keys.dim() == 2 and keys.size(-1) < 4:
+        raise ValueError(
+            f"keys: need at least 3 items and the query; got shape {tuple(keys.shape)}"
+        )
+    match, weights = _query_weights(model, keys, values)  # (N, P), (N, H, L)
+    head = int((weights[..., :-1] * match[:, None, :]).sum(dim=-1).mean(dim=0).argmax())
+    w = weights[:, head]  # (N, L)
+    items = w[:, :-1]  # (N, P)
+    others = items[~match].view(items.size(0), -1).sort(dim=-1, descending=True).values  # (N, P-1)
+    return WeightProfile(
+        head=head,
+        answer=items[match].mean().item(),
+        largest_other=others[:, 0].mean().item(),
+        second_other=others[:, 1].mean().item(),
+        median_other=others.median(dim=-1).values.mean().item(),
+        own=w[:, -1].mean().item(),
+        effective_positions=(1 / w.square().sum(dim=-1)).mean().item(),
+    )
 
 
 def train_retrieval(

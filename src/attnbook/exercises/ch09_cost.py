@@ -99,7 +99,15 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
             return None
         return "merging (a, b) and (b, a) must give the same output"
 
+    def wrong_already() -> bool:
+        """The ordinary case fails: later cases cannot tell what else is wrong."""
+        return union() is not None
+
+    cannot_check = "cannot check: wrong for ordinary blocks already (see above)"
+
     def huge() -> str | None:
+        if wrong_already():
+            return cannot_check
         big = _state(scores[:, :4] + 1000, values[:4]), _state(scores[:, 4:] + 1000, values[4:])
         out = result(*big)
         if isinstance(out, str):
@@ -112,6 +120,8 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
         return "with all scores shifted by 1000 the output must not change"
 
     def empty() -> str | None:
+        if wrong_already():
+            return cannot_check
         nothing = (torch.full((4, 1), float("-inf")), torch.zeros(4, 1), torch.zeros(4, 2))
         out = result(a, nothing)
         if isinstance(out, str):
@@ -131,10 +141,40 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
             return "merging two empty blocks gives NaN: when both maxima are -inf, rescale against 0 instead"
         return None
 
+    def mixed() -> str | None:
+        # Row 0: every key masked in both blocks; row 1: in block a only; row 2: in block b only;
+        # row 3: none. A merge must decide per row, not once for the whole tensor.
+        if wrong_already():
+            return cannot_check
+        masked = scores.clone()
+        masked[0] = float("-inf")
+        masked[1, :4] = float("-inf")
+        masked[2, 4:] = float("-inf")
+        out = result(_state(masked[:, :4], values[:4]), _state(masked[:, 4:], values[4:]))
+        if isinstance(out, str):
+            return out
+        m, l, acc = out
+        if not (torch.isfinite(l[0]).all() and torch.isfinite(acc[0]).all()):
+            return (
+                "a row whose keys are masked in both blocks gives NaN when the other rows are not "
+                "empty: decide per row (e.g. torch.where(torch.isneginf(m), 0, m)), not with one "
+                "if for the whole tensor"
+            )
+        if not (torch.isneginf(m[0]).all() and (l[0] == 0).all() and (acc[0] == 0).all()):
+            return "a row empty in both blocks must stay empty: m = -inf, l = 0, acc = 0"
+        expected_rows = torch.softmax(masked[1:], dim=-1) @ values
+        if not (torch.isfinite(acc[1:] / l[1:]).all() and _close(acc[1:] / l[1:], expected_rows)):
+            return (
+                "rows empty in one block only (and ordinary rows next to them) must keep the "
+                "other block's result; is the rescaling decided per row?"
+            )
+        return None
+
     report.run("acc / l equals the softmax over both blocks", union)
     report.run("the order of the blocks does not matter", symmetric)
     report.run("stays finite and exact for very large scores", huge)
     report.run("empty blocks (all keys masked) are harmless", empty)
+    report.run("rows empty in both, one or neither block, side by side", mixed)
     report.run(
         "does not modify its inputs",
         lambda: changed_inputs(merge, ("state_a", "state_b"), a, b),
@@ -199,6 +239,36 @@ def check_block_attention(
             return "cannot check: wrong at ordinary scores already (see above)"
         return "wrong for large scores: subtract the running maximum before exponentiating"
 
+    def very_negative() -> str | None:
+        # Every score below -250 (each coordinate of q . k / sqrt(E) is below -125): exp of a
+        # score underflows to 0 in float32 unless the running maximum is subtracted first.
+        q, k, v = random_qkv(6, 5, 11, 4, 3)
+        q, k = -1000 * (q.abs() + 0.5), k.abs() + 0.5
+        out = call(block_attention, q, k, v, 3)
+        problem = expect_tensor(out, (5, 3), what="block_attention")
+        if problem is not None:
+            return problem
+        if _close(out, scaled_dot_product_attention(q, k, v)[0], atol=1e-4):
+            return None
+        plain = random_qkv(1, 5, 11, 4, 3)
+        normal = call(block_attention, *plain, 3)
+        if expect_tensor(normal, (5, 3)) is None and not _close(
+            normal, scaled_dot_product_attention(*plain)[0]
+        ):
+            return "cannot check: wrong at ordinary scores already (see above)"
+        if torch.isfinite(out).all():
+            return "wrong when every score is very negative: subtract the running maximum"
+        large = call(block_attention, plain[0] * 500, plain[1], plain[2], 3)
+        if expect_tensor(large, (5, 3)) is None and not torch.isfinite(large).all():
+            return (
+                "every score here is below -250 and exp underflows to 0, giving 0 / 0: subtract "
+                "the running maximum before exponentiating"
+            )
+        return (
+            "every score here is below -250 and the output is NaN: start the running maximum at "
+            "-inf, not 0; with m = 0, exp(s - m) underflows to 0 for every key and acc / l is 0 / 0"
+        )
+
     report.run("equals exact attention with blocks of 3 (the last block is shorter)", blocks(3))
     report.run("equals exact attention with blocks of 1", blocks(1))
     report.run("equals exact attention with one block larger than S", blocks(20))
@@ -206,6 +276,7 @@ def check_block_attention(
         "other sizes: 7 queries, 16 keys of 8, values of 5, blocks of 4", blocks(4, 2, 7, 16, 8, 5)
     )
     report.run("stays finite for very large scores", huge)
+    report.run("stays finite when every score is very negative", very_negative)
     report.run(
         "does not modify its inputs",
         lambda: changed_inputs(
@@ -275,7 +346,7 @@ def check_causal_tiles(computed: int, masked: int, fraction: float) -> Report:
 def check_how_long(naive_max_n: int, chunked_max_tokens: int) -> Report:
     """Check the longest sequences that fit a hypothetical machine with 24 GiB of memory (8
     head-batches, d = 64, float32): naive attention (two n x n tensors) and chunked attention
-    (Q, K, V, the output and a 16 MiB tile)."""
+    (Q, K, V, the output and 16 MiB of tiles: one 512 x 512 tile of scores and its weights)."""
     report = Report("how long can a sequence be?")
     memory = 24 * 2**30
 
@@ -287,14 +358,19 @@ def check_how_long(naive_max_n: int, chunked_max_tokens: int) -> Report:
             return "the peak holds TWO n x n tensors per head-batch: the scores and the weights"
         if naive_max_n == math.isqrt(memory // (2 * 8)):
             return "each float32 takes 4 bytes"
+        if naive_max_n == math.isqrt(24 * 10**9 // (2 * 8 * 4)):
+            return "24 GiB is 24 · 2³⁰ bytes, not 24 · 10⁹ (that would be 24 GB)"
         return f"expected the largest n with 2 · 8 · n² · 4 bytes ≤ 24 GiB, {expected:,}; got {naive_max_n:,}"
 
     def chunked_case() -> str | None:
         expected = (memory - 16 * 2**20) // (4 * 8 * 64 * 4)
         if abs(chunked_max_tokens - expected) <= 0.02 * expected:
             return None
+        in_gb = (24 * 10**9 - 16 * 2**20) // (4 * 8 * 64 * 4)
+        if abs(chunked_max_tokens - in_gb) <= 0.02 * in_gb:
+            return "24 GiB is 24 · 2³⁰ bytes, not 24 · 10⁹ (that would be 24 GB)"
         return (
-            f"four tensors of 8 x n x 64 floats of 4 bytes, plus the tile: about {expected:,}; "
+            f"four tensors of 8 x n x 64 floats of 4 bytes, plus 16 MiB of tiles: about {expected:,}; "
             f"got {chunked_max_tokens:,}"
         )
 

@@ -25,7 +25,16 @@ __all__ = ["check_linear_attention", "check_state_bytes", "check_window_layers"]
 
 
 def _close(a: Tensor, b: Tensor, atol: float = 1e-5) -> bool:
-    return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=atol, rtol=1e-5)
+    return a.shape == b.shape and torch.allclose(
+        a.float(), b.float(), atol=atol, rtol=1e-5, equal_nan=True
+    )
+
+
+def _factored(phi_q: Tensor, phi_k: Tensor, v: Tensor, mean_normaliser: bool = False) -> Tensor:
+    """phi(Q) (phi(K)^T V) / (phi(Q) phi(K)^T 1); with ``mean_normaliser``, a mean over the keys
+    in the denominator (a typical mistake)."""
+    z = phi_k.mean(0) if mean_normaliser else phi_k.sum(0)  # (E,)
+    return (phi_q @ (phi_k.T @ v)) / (phi_q @ z)[:, None]  # (L, Ev)
 
 
 class _LargestTensor(TorchDispatchMode):
@@ -59,6 +68,23 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
             phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
             if _close(out, phi_q @ (phi_k.T @ v), atol=1e-4):
                 return "divide by the normaliser phi(q) . sum_j phi(k_j)"
+            if _close(out, _factored(phi_q, phi_k, v, mean_normaliser=True), atol=1e-4):
+                return (
+                    "the normaliser is phi(q) . sum_j phi(k_j), a sum over the keys, not a mean: "
+                    "the weights must add up to 1"
+                )
+            if _close(out, _factored(F.elu(q), F.elu(k), v), atol=1e-4):
+                return "the feature map is elu(x) + 1: without the + 1 it can be negative"
+            if _close(out, linear_attention(q / E**0.5, k, v), atol=1e-4):
+                return (
+                    "linear attention has no 1 / sqrt(E) scaling (that belongs to softmax "
+                    "attention): apply phi to the queries as they are"
+                )
+            if _close(out, _factored(torch.exp(q), torch.exp(k), v), atol=1e-4):
+                return (
+                    "the feature map is elu(x) + 1, not exp(x) (exp(q) . exp(k) is not exp(q . k) "
+                    "either)"
+                )
             if _close(out, (q @ (k.T @ v)) / (q @ k.sum(0, keepdim=True).T), atol=1e-4):
                 return "apply the feature map phi(x) = elu(x) + 1 to queries and keys first"
             if _close(
@@ -76,6 +102,8 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
     def linear_cost() -> str | None:
         # The quadratic form builds an (L, S) matrix, by a matrix product (counted FLOPs) or by
         # broadcasting (the largest tensor any operation makes); the linear form needs neither.
+        if matches(2, 6, 9, 4, 3)() is not None:
+            return "cannot check the cost: the output is wrong already (see above)"
         n = 1024
         q, k, v = random_qkv(5, n, n, 4, 4)
         with FlopCounterMode(display=False) as counter, _LargestTensor() as sizes:
@@ -157,13 +185,26 @@ def check_window_layers(reach: Callable[[int, int], int], layers_needed: int) ->
                 return (
                     "a window of half-width w moves information at most w positions back per layer"
                 )
-            return f"for {layers} layers of w = {w} expected {layers * w}, got {answer}"
+            if answer == 2 * layers * w:
+                return (
+                    "2ℓw is the width of the receptive field, w to each side; the question is how "
+                    "far back information travels: w positions per layer"
+                )
+            if answer == layers * (w + 1):
+                return "the query's own position is not a step back: w positions per layer"
+            noun = "layer" if layers == 1 else "layers"
+            return f"for {layers} {noun} of w = {w} expected {layers * w}, got {answer}"
         return None
 
     def layers_case() -> str | None:
         expected = math.ceil(16_384 / 128)
         if layers_needed == expected:
             return None
+        if layers_needed == math.ceil(16_384 / (2 * 128)):
+            return (
+                "that counts 2w positions per layer, the receptive field's width; to reach a token "
+                f"16,384 positions back, information moves w = 128 per layer: {expected} layers"
+            )
         return f"16,384 / 128 = {expected} layers; got {layers_needed}"
 
     report.run("ℓ layers reach ℓ · w positions", reach_case)

@@ -20,7 +20,8 @@ A third cost is **memory traffic**: the numbers moved between a large slow memor
 a CPU's main memory) and a fast one of limited size M (on-chip SRAM, a cache). In the IO model
 of Dao et al. (2022), standard attention moves Theta(n d + n**2) numbers per head and tiled
 attention (FlashAttention) Theta(n**2 d**2 / M). :func:`naive_attention_traffic` and
-:func:`tiled_attention_traffic` count them exactly for the two algorithms of that paper, and
+:func:`tiled_attention_traffic` count them for the two algorithms of that paper (the tiled count
+leaves out the writes that initialise the output and the statistics), and
 :func:`cpu_cache_sizes` reads this CPU's caches, the fast memories a CPU has.
 
 Shape legend: N batch, L target (query) length, S source (key) length, E embedding size,
@@ -257,7 +258,13 @@ def tiled_attention_traffic(
     every query block through: it reads Q and the running output O, l and m (one number each per
     query) and writes O, l and m back. K and V are read once:
     ``2 n d + Tc (3 n d + 4 n)`` numbers, Theta(n**2 d**2 / M) (the paper's Theorem 2). The
-    query block size does not change the count.
+    query block size does not change the count. Not counted: the ``n d + 2 n`` numbers that
+    initialise O, l and m in slow memory before the loop (line 2 of Algorithm 1); they add a
+    term linear in n and change no order of growth.
+
+    With ``M >= 4 d**2`` numbers (so ``Bc >= d``) this is at most
+    :func:`naive_attention_traffic` for every ``n >= d + 2`` (for ``d >= 8``); at ``n = d + 1``
+    with ``M = 4 d**2``, two passes over Q and O cost slightly more than the standard algorithm.
 
     Args:
         n: sequence length (queries = keys).
