@@ -43,6 +43,15 @@ WRONG = {
     "no log_softmax": (lambda x, t: -x[torch.arange(len(t)), t].mean(), "apply log_softmax first"),
     "a tuple": (lambda x, t: (book_solution(x, t), None), "got a tuple"),
     "float64": (lambda x, t: book_solution(x.double(), t), "torch.float64"),
+    "log_softmax over the sentences": (
+        lambda x, t: -x.log_softmax(dim=0)[torch.arange(len(t)), t].mean(),
+        "log_softmax(dim=-1)",
+    ),
+    "a number without gradient": (
+        lambda x, t: torch.tensor(book_solution(x, t).item()),
+        "carries no gradient",
+    ),
+    "detached": (lambda x, t: book_solution(x, t).detach(), "carries no gradient"),
 }
 
 
@@ -58,6 +67,16 @@ def test_wrong_losses_are_named(name):
     report = check_pointer_loss(fn)
     assert not report.passed and fragment in str(report), str(report)
     assert "cannot be converted to Scalar" not in str(report)
+
+
+def test_a_loss_with_the_wrong_gradient_is_named():
+    # The right value, with twice the right gradient.
+    def wrong_gradient(x, t):
+        right = book_solution(x, t)
+        return right.detach() + (right - right.detach()) * 2
+
+    report = check_pointer_loss(wrong_gradient)
+    assert not report.passed and "(softmax - one_hot(target)) / N" in str(report), str(report)
 
 
 def test_the_watch_on_cross_entropy_is_removed_afterwards():

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import LearnerError, Report, call, changed_inputs, expect_tensor
 
 __all__ = ["check_pointer_loss"]
 
@@ -52,6 +52,36 @@ def _watch_cross_entropy(fn: Callable) -> Iterator[list[str]]:
         F.cross_entropy = original
         for name in aliases:
             namespace[name] = original
+
+
+def _gradient_problem(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> str | None:
+    """None if backward through the reader's loss gives (softmax - one_hot) / N, finite, and 0 at
+    the -inf positions; else what is wrong."""
+    x, target = _logits(4)
+    x.requires_grad_(True)
+    try:
+        out = my_pointer_loss(x, target.clone())
+    except Exception as exc:  # the learner's code may fail in any way; it is theirs to fix
+        raise LearnerError(exc) from exc
+    if not isinstance(out, Tensor) or not out.requires_grad:
+        return (
+            "the value is right but carries no gradient, so training could not use it: do not "
+            "call .item(), .detach() or torch.tensor(...) on the loss; return the tensor that "
+            "log_softmax and indexing compute"
+        )
+    (grad,) = torch.autograd.grad(out, x)
+    if not torch.isfinite(grad).all():
+        return "the gradient is not finite (NaN or inf); use log_softmax and pick by indexing"
+    padding = torch.isinf(x.detach())
+    if (grad[padding] != 0).any():
+        return "the gradient at the -inf (padding) positions must be exactly 0"
+    expected = (x.detach().softmax(-1) - F.one_hot(target, x.shape[-1])) / len(target)
+    if not torch.allclose(grad, expected, atol=ATOL):
+        return (
+            "the gradient with respect to the logits should be (softmax - one_hot(target)) / N; "
+            f"it differs by up to {(grad - expected).abs().max().item():.2e}"
+        )
+    return None
 
 
 def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> Report:
@@ -103,6 +133,11 @@ def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> R
                 return "you use the raw scores as log-probabilities; apply log_softmax first"
             if torch.allclose(out, -x.softmax(-1).gather(1, target[:, None]).mean(), atol=ATOL):
                 return "you take the probability, not its logarithm: use log_softmax"
+            if torch.allclose(out, -x.log_softmax(0)[torch.arange(len(target)), target].mean()):
+                return (
+                    "you normalise over dim 0, the sentences; each sentence's softmax runs over "
+                    "its positions, the last dimension: log_softmax(dim=-1)"
+                )
             return f"expected {expected.item():.5f}, got {out.item():.5f}"
 
         return case
@@ -120,6 +155,7 @@ def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> R
         "stays finite for very large scores",
         matches(2, "for large scores", padding=False, scale=100.0),
     )
+    report.run("its gradient trains the scores", lambda: _gradient_problem(my_pointer_loss))
     report.run(
         "does not modify its inputs",
         lambda: changed_inputs(my_pointer_loss, ("logits", "target"), *_logits(3)),
