@@ -5,8 +5,7 @@ import math
 import pytest
 import torch
 
-from attnbook.exercises import check_head_entropy
-from attnbook.exercises.ch08_what_heads_do import check_replace_head
+from attnbook.exercises import check_head_entropy, check_replace_head
 
 
 def book_solution(weights, key_padding_mask):
@@ -36,6 +35,10 @@ WRONG = {
         "padding queries too",
     ),
     "sign": (lambda w, m: -book_solution(w, m), "the sign is wrong"),
+    "padding mask read the other way round": (
+        lambda w, m: book_solution(w, ~m),
+        "key_padding_mask is True on padding",
+    ),
     "per sentence, then over sentences": (per_sentence_first, "you average per sentence first"),
     "bits": (lambda w, m: book_solution(w, m) / math.log(2), "nats"),
     "heads pooled": (
@@ -101,6 +104,29 @@ def value_not_broadcast(x, head, num_heads, value):
     return out
 
 
+def inclusive_end(x, head, num_heads, value):
+    D = x.size(-1) // num_heads
+    out = x.clone()
+    out[..., head * D : (head + 1) * D - 1] = (
+        torch.as_tensor(value)[..., :-1] if torch.is_tensor(value) else value
+    )
+    return out
+
+
+def scaled(x, head, num_heads, value):
+    D = x.size(-1) // num_heads
+    out = x.clone()
+    out[..., head * D : (head + 1) * D] *= value
+    return out
+
+
+def shifted(x, head, num_heads, value):
+    D = x.size(-1) // num_heads
+    out = x.clone()
+    out[..., head * D : (head + 1) * D] += value
+    return out
+
+
 RIGHT_REPLACE = {"a view of a copy": replace_by_view, "split and cat": replace_by_cat}
 WRONG_REPLACE = {
     "interleaved heads": (interleaved, "every H-th feature"),
@@ -108,6 +134,9 @@ WRONG_REPLACE = {
     "changed in place": (in_place, "in place"),
     "every feature set": (every_feature, "you set every feature"),
     "value averaged": (value_not_broadcast, "broadcast it"),
+    "slice end taken as inclusive": (inclusive_end, "slice ends are exclusive"),
+    "features scaled by the value": (scaled, "don't scale or shift them"),
+    "value added to the features": (shifted, "don't scale or shift them"),
     "returns the input": (lambda x, head, num_heads, value: x, "nothing changed"),
     "wrong shape": (lambda x, head, num_heads, value: x[..., :1], "must return shape"),
 }

@@ -1,6 +1,7 @@
 """Head ablation by forward pre-hooks: zero and mean ablation, joint removal, and the verdicts
 needed / redundant / dead, checked against head_mask and on hand-made accuracies."""
 
+import random
 import re
 
 import pytest
@@ -15,6 +16,7 @@ from attnbook.interp.ablation import (
     head_means,
     head_verdicts,
     joint_contributions,
+    pair_costs,
     replace_head,
     single_head_costs,
 )
@@ -149,6 +151,22 @@ def test_head_means_average_each_heads_output_over_real_positions_only(detective
     torch.testing.assert_close(head_means(model, batch), expected)
 
 
+def test_head_means_refuses_a_model_that_runs_a_layer_twice(detective_and_batch):
+    model, batch = detective_and_batch
+
+    class Twice(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def run(self, batch):
+            self.inner.run(batch)
+            return self.inner.run(batch)
+
+    with pytest.raises(ValueError, match=r"run once per forward pass; got \[2, 2\]"):
+        head_means(Twice(), batch)
+
+
 def test_accuracy_function_matches_a_direct_run_and_caches_by_the_set_of_heads(
     detective_and_batch,
 ):
@@ -204,6 +222,43 @@ def test_greedy_removal_depends_on_the_order_it_is_given():
     assert greedy_removal([b, c, a], accuracy_of) == [b, c]
 
 
+def test_greedy_removal_with_costs_goes_cheapest_first_and_keeps_tied_heads_in_the_given_order():
+    a, b, c = (0, 0), (0, 1), (0, 2)
+    accuracy_of = hand_made({a: 0.0, b: 0.0, c: 0.0}, {frozenset({b, c}): 0.5})
+    costs = {a: 0.004, b: 0.0, c: 0.0}
+    assert greedy_removal([a, b, c], accuracy_of, costs=costs) == [b, a]
+    assert greedy_removal([a, c, b], accuracy_of, costs=costs) == [c, a]
+
+
+def test_greedy_removal_with_an_rng_shuffles_only_ties_and_repeats_with_the_same_seed():
+    heads = [(0, h) for h in range(6)]
+    accuracy_of = hand_made(dict.fromkeys(heads, 0.0))
+    costs = {h: (0.001 if h[1] < 3 else 0.0) for h in heads}  # three ties at 0, three at 0.001
+    orders = {
+        tuple(greedy_removal(heads, accuracy_of, costs=costs, rng=random.Random(seed)))
+        for seed in range(20)
+    }
+    assert len(orders) > 1  # ties broken differently
+    for order in orders:
+        assert {h[1] for h in order[:3]} == {3, 4, 5}  # the cheaper heads always come first
+    same = [greedy_removal(heads, accuracy_of, costs=costs, rng=random.Random(7)) for _ in range(2)]
+    assert same[0] == same[1]
+
+
+def test_greedy_removal_needs_a_cost_for_every_candidate():
+    with pytest.raises(ValueError, match=r"costs has no entry for the candidates \[\(0, 1\)\]"):
+        greedy_removal([(0, 0), (0, 1)], hand_made({(0, 0): 0.0, (0, 1): 0.0}), costs={(0, 0): 0})
+
+
+def test_pair_costs_give_each_pairs_loss_and_its_excess_over_the_two_alone():
+    a, b, c = (0, 0), (0, 1), (0, 2)
+    accuracy_of = hand_made({a: 0.002, b: 0.0, c: 0.001}, {frozenset({a, b}): 0.2})
+    out = pair_costs([a, b, c], accuracy_of)
+    assert list(out) == [(a, b), (a, c), (b, c)]
+    assert out[a, b] == pytest.approx((0.202, 0.2))  # twins: together far more than alone
+    assert out[a, c] == pytest.approx((0.003, 0.0), abs=1e-6)  # small effects that add up
+
+
 def test_joint_contributions_put_back_removed_heads_and_add_the_others():
     a, b, c = (0, 0), (0, 1), (0, 2)
     twins = frozenset({a, b})  # a and b do one job: either alone is enough
@@ -225,6 +280,13 @@ def test_verdicts_tell_needed_dead_and_redundant_heads_apart():
         c: "dead",
         d: "redundant",
     }
+
+
+def test_verdicts_judge_a_harmless_head_by_its_joint_contribution_only():
+    a, b = (0, 0), (0, 1)
+    alone = torch.tensor([[0.0, 0.0]])
+    # b was left in (the set was full), but removing it as well would cost almost nothing
+    assert head_verdicts(alone, [a], {a: 0.0, b: 0.002}) == {a: "dead", b: "dead"}
 
 
 def test_verdicts_need_a_joint_contribution_for_every_harmless_head():

@@ -57,6 +57,12 @@ def check_head_entropy(my_head_entropy: Callable[[Tensor, Tensor], Tensor]) -> R
                 return (
                     "you average over padding queries too; average over real query positions only"
                 )
+            inverted = mean_row_entropy(weights, ~padding)
+            if padding.any() and torch.allclose(out, inverted, atol=ATOL):
+                return (
+                    "you averaged over the padding queries only: key_padding_mask is True on "
+                    "padding (PyTorch's convention), so the real queries are ~key_padding_mask"
+                )
             if torch.allclose(out, -expected, atol=ATOL):
                 return "the sign is wrong: entropy is MINUS the sum of p log p"
             if torch.allclose(out, _per_sentence_first(weights, padding), atol=ATOL):
@@ -117,6 +123,22 @@ def _replace_mistake(x: Tensor, out: Tensor, head: int, H: int, value: Tensor | 
         if 0 <= other < H and torch.equal(out, replace_head(x, other, H, value)):
             return f"you set {words}'s features; heads are counted from 0: head h starts at h*D"
     changed = (out != x).any(dim=(0, 1))  # (H*D,) which features differ
+    inside = torch.zeros_like(changed)
+    inside[head * D : (head + 1) * D] = True
+    short = inside.clone()
+    short[(head + 1) * D - 1] = False
+    if torch.equal(changed, short):
+        return (
+            f"only {D - 1} of head {head}'s {D} features changed: slice ends are exclusive, so "
+            "x[..., h*D:(h+1)*D] is the whole head (h*D:(h+1)*D - 1 leaves out its last feature)"
+        )
+    if torch.equal(changed, inside):
+        block, before = out[..., head * D : (head + 1) * D], x[..., head * D : (head + 1) * D]
+        if torch.equal(block, before * value) or torch.equal(block, before + value):
+            return (
+                "set the features, don't scale or shift them: head h's features become the value "
+                "itself (x[..., h*D:(h+1)*D] = value), whatever they held before"
+            )
     if changed.all():
         return "you set every feature; only head h's D features change, the other heads stay"
     if torch.equal(out, x):
@@ -124,8 +146,6 @@ def _replace_mistake(x: Tensor, out: Tensor, head: int, H: int, value: Tensor | 
             "nothing changed: return the new tensor with head h's features set (an empty "
             "slice? head h of num_heads is x[..., h*D:(h+1)*D], heads counted from 0)"
         )
-    inside = torch.zeros_like(changed)
-    inside[head * D : (head + 1) * D] = True
     if not (changed & ~inside).any():
         return (
             f"only head {head}'s features changed, but not to the value: a (D,) value is the "

@@ -32,8 +32,10 @@ Shape legend: N batch, S sentence length, H heads, D head size, E = H*D.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import random
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from itertools import combinations
 
 import torch
 from torch import Tensor, nn
@@ -51,6 +53,7 @@ __all__ = [
     "single_head_costs",
     "greedy_removal",
     "joint_contributions",
+    "pair_costs",
     "head_verdicts",
     "erase_tokens",
 ]
@@ -169,9 +172,12 @@ def head_means(model: nn.Module, batch: Batch) -> Tensor:
     only self-attention, so that every layer sees the batch's positions.
     """
     modules = attention_modules(model)
-    seen: list[Tensor] = []
+    seen: dict[int, list[Tensor]] = {layer: [] for layer in range(len(modules))}
     handles = [
-        m.out_proj.register_forward_pre_hook(lambda _, args: seen.append(args[0])) for m in modules
+        m.out_proj.register_forward_pre_hook(
+            lambda _, args, layer=layer: seen[layer].append(args[0])
+        )
+        for layer, m in enumerate(modules)
     ]
     was_training = model.training
     model.eval()
@@ -182,8 +188,13 @@ def head_means(model: nn.Module, batch: Batch) -> Tensor:
         model.train(was_training)
         for handle in handles:
             handle.remove()
-    real = (~batch.key_padding_mask).to(seen[0].dtype)[..., None]  # (N, S, 1)
-    means = [(x * real).sum((0, 1)) / real.sum() for x in seen]  # each (H*D,)
+    if any(len(calls) != 1 for calls in seen.values()):
+        raise ValueError(
+            "head_means needs each attention layer to run once per forward pass; got "
+            f"{[len(calls) for calls in seen.values()]} calls per layer"
+        )
+    real = (~batch.key_padding_mask).to(seen[0][0].dtype)[..., None]  # (N, S, 1)
+    means = [(seen[layer][0] * real).sum((0, 1)) / real.sum() for layer in seen]  # each (H*D,)
     return torch.stack(
         [mu.unflatten(0, (m.num_heads, m.head_dim)) for mu, m in zip(means, modules)]
     )  # (layers, H, D)
@@ -225,26 +236,66 @@ def greedy_removal(
     candidates: Sequence[tuple[int, int]],
     accuracy_of: Callable[[Iterable[tuple[int, int]]], float],
     tolerance: float = 0.01,
+    costs: Mapping[tuple[int, int], float] | None = None,
+    rng: random.Random | None = None,
 ) -> list[tuple[int, int]]:
     """Remove heads together, greedily, while the accuracy stays within ``tolerance`` of intact.
 
-    Goes through ``candidates`` once, in the order given (the book orders them by their cost
-    alone, cheapest first), and keeps each head out if the set removed so far plus this head
-    loses at most ``tolerance`` against no head removed. Greedy: the result depends on the
+    Goes through ``candidates`` once and keeps each head out if the set removed so far plus this
+    head loses at most ``tolerance`` against no head removed. Greedy: the result depends on the
     order, and it need not be the largest such set — finding that would mean trying all 2^n
     subsets.
+
+    Args:
+        candidates: the heads to try.
+        accuracy_of: the accuracy with a set of heads ablated together (:func:`accuracy_function`).
+        tolerance: the accuracy the removed set may lose.
+        costs: if given, each candidate's cost alone; the candidates are then tried cheapest
+            first. Equal costs (many heads cost exactly 0) leave the order open: without ``rng``
+            ties keep the order of ``candidates``; with ``rng`` they are shuffled by it.
+        rng: a :class:`random.Random` that breaks ties in ``costs`` (or, without ``costs``,
+            shuffles all candidates), so that several orders can be compared.
 
     Returns:
         The heads removed, in the order they were taken.
     """
     if tolerance < 0:
         raise ValueError(f"tolerance must be >= 0; got {tolerance}")
+    order = list(candidates)
+    if costs is not None and (missing := [h for h in order if h not in costs]):
+        raise ValueError(f"costs has no entry for the candidates {missing}")
+    if rng is not None:
+        rng.shuffle(order)
+    if costs is not None:
+        order.sort(key=lambda head: float(costs[head]))  # stable: ties keep the order so far
     full = accuracy_of([])
     removed: list[tuple[int, int]] = []
-    for head in candidates:
+    for head in order:
         if full - accuracy_of([*removed, head]) <= tolerance + _ROUNDING:
             removed.append(head)
     return removed
+
+
+def pair_costs(
+    heads: Sequence[tuple[int, int]], accuracy_of: Callable[[Iterable[tuple[int, int]]], float]
+) -> dict[tuple[tuple[int, int], tuple[int, int]], tuple[float, float]]:
+    """For every pair of ``heads``: the accuracy lost with both ablated, and its *excess* over
+    the two heads' losses alone, ``cost(a, b) - cost(a) - cost(b)``.
+
+    A large excess means the two cover for each other (each does what the other would); an
+    excess near 0 means their effects simply add up.
+
+    Returns:
+        ``{(a, b): (cost together, excess)}`` for each of the n(n-1)/2 pairs, in
+        :func:`itertools.combinations` order.
+    """
+    full = accuracy_of([])
+    alone = {head: full - accuracy_of([head]) for head in heads}
+    out = {}
+    for a, b in combinations(heads, 2):
+        together = full - accuracy_of([a, b])
+        out[a, b] = (together, together - alone[a] - alone[b])
+    return out
 
 
 def joint_contributions(
@@ -287,11 +338,11 @@ def head_verdicts(
             alone.
         harmless: a cost below this is "nothing" (the book: half a point).
 
-    A head is *needed* if it alone costs ``harmless`` or more. It is *dead* only if it costs
-    less alone, is among the heads removed together, and putting it back alone regains less
-    than ``harmless``. Any other head that is harmless alone is *redundant*: together with the
-    others it matters (it could not join the removed set within the tolerance, or putting it
-    back regains ``harmless`` or more).
+    A head is *needed* if it alone costs ``harmless`` or more. A head that costs less alone is
+    judged by its joint contribution only: *dead* if it is below ``harmless`` (putting it back
+    regains less, or removing it as well loses less), *redundant* otherwise — it matters once
+    the others are gone. ``removed`` is not consulted beyond ``joint``; it is kept so that the
+    call reads like the procedure.
 
     Returns:
         A verdict for every (layer, head), in order.
@@ -299,7 +350,6 @@ def head_verdicts(
     if alone.dim() != 2:
         raise ValueError(f"alone must have shape (layers, H); got {tuple(alone.shape)}")
     verdicts = {}
-    gone = set(removed)
     for layer in range(alone.size(0)):
         for h in range(alone.size(1)):
             head = (layer, h)
@@ -307,7 +357,7 @@ def head_verdicts(
                 verdicts[head] = "needed"
             elif head not in joint:
                 raise ValueError(f"joint has no contribution for the harmless head {head}")
-            elif head in gone and joint[head] < harmless - _ROUNDING:
+            elif joint[head] < harmless - _ROUNDING:
                 verdicts[head] = "dead"
             else:
                 verdicts[head] = "redundant"
