@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 import attnbook.exercises as checkers
 from attnbook.exercises.ch01_detective import check_two_way_lookup
+from attnbook.exercises.ch08_what_heads_do import check_replace_head
 from attnbook.models.handbuilt import WORD_FEATURES
 from attnbook.tasks.vocab import tokenize
 
@@ -32,7 +33,10 @@ SOLUTIONS = {
     "ch5b-ex-kv-rows": ("kv_rows", checkers.check_kv_rows),
     "ch6-ex-loss": ("my_pointer_loss", checkers.check_pointer_loss),
     "ch7-ex-hits": ("my_head_hits", checkers.check_head_hits),
+    "ch7-ex-baseline": ("my_baseline", checkers.check_gender_baseline),
+    "ch7-ex-binding": ("my_binding", checkers.check_binding),
     "ch8-ex-entropy": ("my_head_entropy", checkers.check_head_entropy),
+    "ch8-ex-replace": ("my_replace_head", check_replace_head),
     "ch9-ex-merge": ("merge", checkers.check_online_softmax_merge),
     "ch9-ex-blocks": ("block_attention", checkers.check_block_attention),
     "ch10-ex-linear": ("linear_attn", checkers.check_linear_attention),

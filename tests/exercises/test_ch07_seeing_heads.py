@@ -63,6 +63,19 @@ HITS_WRONG = {
 }
 
 
+def antecedent_row_hits(weights, pronoun, antecedent):
+    rows = weights[torch.arange(len(pronoun)), :, antecedent]  # where the ANTECEDENT looks
+    return (rows.argmax(-1) == pronoun[:, None]).float().mean(0)
+
+
+def test_a_rule_that_matches_in_one_case_only_is_not_named():
+    # Reading the antecedent's row equals "the pronoun's column" in one random case by chance;
+    # a diagnosis must hold in every case, so this answer gets the plain expected/got line.
+    report = check_head_hits(antecedent_row_hits)
+    assert not report.passed and "column" not in str(report), str(report)
+    assert "expected [0.667, 1.0], got" in str(report), str(report)
+
+
 @pytest.mark.parametrize("name", HITS_RIGHT)
 def test_right_hit_rates_pass(name):
     report = check_head_hits(HITS_RIGHT[name])
@@ -215,3 +228,40 @@ def either_direction(example):
 def test_the_rules_a_learner_confuses_are_told_apart(fn, fragment):
     report = check_gender_baseline(fn)
     assert not report.passed and fragment in str(report), str(report)
+
+
+def english_only_gender(example):
+    gender = "male" if example.tokens[example.pronoun] == "he" else "female"
+    names = LEXICON[example.language][gender]
+    return max(
+        c
+        for c, name in zip(example.candidates, example.names)
+        if c < example.pronoun and name in names
+    )
+
+
+def right_except_after_the_pronoun(example):
+    # Wrong only on the checker's one sentence that names someone after the pronoun.
+    return (
+        example.antecedent if max(example.candidates) > example.pronoun else book_baseline(example)
+    )
+
+
+def test_returning_the_answer_is_named():
+    report = check_gender_baseline(lambda e: e.antecedent)
+    assert not report.passed and "the answer itself" in str(report), str(report)
+    assert "FIRST" not in str(report)
+
+
+def test_reading_the_gender_in_english_only_gets_the_chinese_hint():
+    report = check_gender_baseline(english_only_gender)
+    failed = [message for ok, message in report.lines if not ok]
+    assert len(failed) == 1 and failed[0].startswith("Chinese"), str(report)
+    assert "(他 is male)" in failed[0] and "English only" in failed[0], str(report)
+
+
+def test_one_wrong_example_is_never_diagnosed():
+    report = check_gender_baseline(right_except_after_the_pronoun)
+    failed = [message for ok, message in report.lines if not ok]
+    assert len(failed) == 1 and failed[0].startswith("a name after the pronoun"), str(report)
+    assert "that is not the nearest preceding name" in failed[0], str(report)

@@ -1,5 +1,6 @@
 """Activation patching and attention knockout: identities they must satisfy on any model."""
 
+import math
 import re
 
 import pytest
@@ -7,7 +8,9 @@ import torch
 
 from attnbook.interp.patching import (
     binding_edges,
+    cut_edges,
     knock_out,
+    patch_effect,
     patch_from,
     patch_residual,
     residual_points,
@@ -103,15 +106,77 @@ def test_cutting_every_edge_of_a_head_is_switching_it_off(setup):
     head_mask[1, 0] = 0
     with torch.no_grad():
         switched_off, _ = model.run(batch, head_mask=head_mask)
-    torch.testing.assert_close(knock_out(model, batch, 1, 0, everything), switched_off)
+    torch.testing.assert_close(knock_out(model, batch, [(1, 0)], everything), switched_off)
+
+
+def test_cutting_several_heads_is_switching_them_all_off(setup):
+    model, _, _, batch = setup
+    N, S = batch.tokens.shape
+    everything = torch.ones(N, S, S, dtype=torch.bool)
+    heads = [(0, 1), (1, 0), (1, 1)]
+    head_mask = torch.ones(LAYERS, H)
+    for layer, head in heads:
+        head_mask[layer, head] = 0
+    with torch.no_grad():
+        switched_off, _ = model.run(batch, head_mask=head_mask)
+    torch.testing.assert_close(knock_out(model, batch, heads, everything), switched_off)
+
+
+def test_a_cut_and_a_patch_combine(setup):
+    # Patching after block 1 a vector that block 1 computed under the same cut is a no-op; so
+    # cutting inside cut_edges and patching there with the cut run's own vectors changes nothing.
+    model, _, examples, batch = setup
+    N, S = batch.tokens.shape
+    edges = binding_edges(examples, S)
+    cut = knock_out(model, batch, [(1, 0)], edges)
+    with cut_edges(model, [(1, 0)], edges):
+        _, residuals = run_with_residuals(model, batch)
+        patched = patch_from(model, batch, batch, 1, batch.pronoun, residuals=residuals)
+    torch.testing.assert_close(patched, cut)
+    assert no_hooks_left(model)
+    with cut_edges(model, [(1, 0)], edges), pytest.raises(ValueError, match="for the sentences"):
+        model.run(
+            batch._replace(
+                tokens=batch.tokens[:, :-1], key_padding_mask=batch.key_padding_mask[:, :-1]
+            )
+        )
+    assert no_hooks_left(model)
+
+
+def test_patch_effect_is_zero_for_the_clean_run_and_one_for_the_source(setup):
+    model, vocab, examples, clean = setup
+    source = collate([swap_gender(e) for e in examples], vocab)
+    clean_logits, source_logits = plain_logits(model, clean), plain_logits(model, source)
+
+    def among_names(logits):
+        return logits.masked_fill(~clean.candidates, float("-inf")).argmax(-1)
+
+    nothing = patch_effect(clean_logits, clean_logits, source_logits, clean, source)
+    assert nothing.logit_diff == pytest.approx(0.0, abs=1e-6)
+    assert nothing.leaves == (among_names(clean_logits) != clean.target).float().mean().item()
+    everything = patch_effect(source_logits, clean_logits, source_logits, clean, source)
+    assert everything.logit_diff == pytest.approx(1.0)
+    assert everything.follows == (among_names(source_logits) == source.target).float().mean().item()
+
+
+def test_patch_effect_counts_answers_among_the_names_only(setup):
+    _, vocab, examples, clean = setup
+    source = collate([swap_gender(e) for e in examples], vocab)
+    N, S = clean.tokens.shape
+    logits = torch.zeros(N, S)
+    logits[torch.arange(N), source.target] = 1.0
+    logits[torch.arange(N), clean.pronoun] = 5.0  # the largest score is on a token that is no name
+    effect = patch_effect(logits, logits, -logits, clean, source)
+    assert effect.follows == 1.0 and effect.leaves == 1.0
+    assert math.isnan(patch_effect(logits, logits, logits, clean, source).logit_diff)
 
 
 def test_cutting_no_edge_changes_nothing_and_cutting_some_changes_the_scores(setup):
     model, _, examples, batch = setup
     N, S = batch.tokens.shape
     none = torch.zeros(N, S, S, dtype=torch.bool)
-    torch.testing.assert_close(knock_out(model, batch, 0, 1, none), plain_logits(model, batch))
-    cut = knock_out(model, batch, 0, 0, binding_edges(examples, S))
+    torch.testing.assert_close(knock_out(model, batch, [(0, 1)], none), plain_logits(model, batch))
+    cut = knock_out(model, batch, [(0, 0)], binding_edges(examples, S))
     assert not torch.allclose(cut, plain_logits(model, batch))
     assert no_hooks_left(model)
 
@@ -157,9 +222,19 @@ def test_hooks_are_removed_and_the_mode_restored_after_an_error(setup):
             lambda m, b: patch_from(m, b, b, 0, b.pronoun, b.key_padding_mask.long().argmax(1)),
             "not padding",
         ),
-        (lambda m, b: knock_out(m, b, 2, 0, torch.zeros(1, dtype=torch.bool)), "layer"),
-        (lambda m, b: knock_out(m, b, 0, 2, torch.zeros(1, dtype=torch.bool)), "head"),
-        (lambda m, b: knock_out(m, b, 0, 0, torch.zeros(24, 5, 5, dtype=torch.bool)), "(N, S, S)"),
+        (lambda m, b: knock_out(m, b, [(2, 0)], torch.zeros(1, dtype=torch.bool)), "layer"),
+        (lambda m, b: knock_out(m, b, [(0, 2)], torch.zeros(1, dtype=torch.bool)), "head"),
+        (lambda m, b: knock_out(m, b, (1, 0), torch.zeros(1, dtype=torch.bool)), "[(1, 0)]"),
+        (lambda m, b: knock_out(m, b, [], torch.zeros(1, dtype=torch.bool)), "(layer, head)"),
+        (lambda m, b: knock_out(m, b, [(0, 0)], torch.zeros(24, 5, 5)), "bool tensor"),
+        (
+            lambda m, b: knock_out(m, b, [(0, 0)], torch.zeros(24, 5, 5, dtype=torch.bool)),
+            "(N, S, S) = (24,",
+        ),
+        (
+            lambda m, b: patch_effect(m.run(b)[0][:, :3], m.run(b)[0], m.run(b)[0], b, b),
+            "patched must have shape",
+        ),
     ],
 )
 def test_bad_arguments_are_named(setup, call, message):

@@ -253,7 +253,7 @@ def greedy_removal(
         costs: if given, each candidate's cost alone; the candidates are then tried cheapest
             first. Equal costs (many heads cost exactly 0) leave the order open: without ``rng``
             ties keep the order of ``candidates``; with ``rng`` they are shuffled by it.
-        rng: a :class:`random.Random` that breaks ties in ``costs`` (or, without ``costs``,
+        rng: a ``random.Random`` that breaks ties in ``costs`` (or, without ``costs``,
             shuffles all candidates), so that several orders can be compared.
 
     Returns:
@@ -287,7 +287,7 @@ def pair_costs(
 
     Returns:
         ``{(a, b): (cost together, excess)}`` for each of the n(n-1)/2 pairs, in
-        :func:`itertools.combinations` order.
+        ``itertools.combinations`` order.
     """
     full = accuracy_of([])
     alone = {head: full - accuracy_of([head]) for head in heads}

@@ -6,16 +6,20 @@ what a *counterfactual* run computed there (activation patching, in the manner o
 and ARENA): if the answer moves to the counterfactual's answer, that place carries what decides
 it. Or cut one path, and measure what the model loses.
 
-Two interventions, each a forward hook on a module the model already has (nothing is edited):
+Two interventions, each a hook on a module the model already has (nothing is edited):
 
 * :func:`patch_residual` and :func:`patch_from` overwrite the residual stream at one depth.
   Depth ``d`` is the input of encoder block ``d``: 0 is the embedding's output, and ``d`` = the
   number of blocks is the last block's output (before the encoder's final layer norm, which acts
   on each position alone, so patching before it or after it is the same).
-* :func:`knock_out` removes chosen query→key edges from one head: their scores become ``-inf``
-  before the softmax, so the head spreads its weight over the keys it may still see (the
-  attention knockout of Geva et al., 2023). :func:`binding_edges` builds the edges from each
-  person's name to their action.
+* :func:`knock_out` removes chosen query→key edges from chosen heads: their scores become
+  ``-inf`` before the softmax, so each head spreads its weight over the keys it may still see
+  (the attention knockout of Geva et al., 2023). :func:`cut_edges` does the same for the length
+  of a ``with`` block, to combine a cut with a patch. :func:`binding_edges` builds the edges from
+  each person's name to their action.
+
+:func:`patch_effect` measures a patch: answers that follow the counterfactual, answers that
+leave the clean one, and the share of the logit difference moved (Zhang and Nanda, 2024).
 
 They work on a model with an ``embedding``, an ``encoder`` whose ``layers`` are
 :class:`~attnbook.blocks.EncoderBlock`, a ``config`` and a ``run(batch)`` method — the
@@ -27,8 +31,10 @@ Shape legend: N batch, S sentence length, E ``d_model``, H heads, K patched posi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from math import nan
+from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
@@ -41,8 +47,11 @@ __all__ = [
     "run_with_residuals",
     "patch_residual",
     "patch_from",
+    "cut_edges",
     "knock_out",
     "binding_edges",
+    "PatchEffect",
+    "patch_effect",
 ]
 
 
@@ -220,50 +229,94 @@ def patch_from(
     return patch_residual(model, clean, depth, where, residuals[depth][read])
 
 
-def knock_out(model: nn.Module, batch: Batch, layer: int, head: int, edges: Tensor) -> Tensor:
-    """Run ``model`` with some query→key edges removed from one head's attention.
+def _check_heads(model: nn.Module, heads: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    layers, H = len(residual_points(model)) - 1, model.config.nhead
+    pairs = list(heads)
+    valid = [isinstance(p, tuple) and len(p) == 2 and all(type(i) is int for i in p) for p in pairs]
+    if not pairs or not all(valid):
+        raise ValueError(f"heads must be (layer, head) pairs, e.g. [(1, 0)]; got {heads!r}")
+    for layer, head in pairs:
+        if not 0 <= layer < layers:
+            raise ValueError(f"layer must be an integer from 0 to {layers - 1}; got {layer!r}")
+        if not 0 <= head < H:
+            raise ValueError(f"head must be an integer from 0 to H - 1 = {H - 1}; got {head!r}")
+    return pairs
 
-    A removed edge's score becomes ``-inf`` before the softmax, so the head's weight goes to the
-    keys its query may still see (a query left with none gets a zero output).
+
+@contextmanager
+def cut_edges(model: nn.Module, heads: Iterable[tuple[int, int]], edges: Tensor) -> Iterator[None]:
+    """While the ``with`` block runs, the given heads cannot use the given query→key edges.
+
+    A forward pre-hook on each chosen block's attention adds ``-inf`` at the cut edges to the
+    attention mask the block passes in, so a cut edge's weight is 0 and the head spreads its
+    weight over the keys its query may still see (a query left with none gets a zero output).
+    Every run of ``model`` inside the block must be on sentences of the shape of ``edges``; use
+    it around :func:`patch_from` (with the source's ``residuals``) to cut and patch at once.
+
+    Args:
+        model: a Detective.
+        heads: (layer, head) pairs, ``0 <= layer < num_layers`` and ``0 <= head < H``.
+        edges: (N, S, S) bool, ``True`` at ``[n, query, key]`` for each edge to remove.
+    """
+    pairs = _check_heads(model, heads)
+    if not isinstance(edges, Tensor) or edges.dtype != torch.bool or edges.dim() != 3:
+        got = f"{tuple(edges.shape)} {edges.dtype}" if isinstance(edges, Tensor) else type(edges)
+        raise ValueError(f"edges must be a bool tensor of shape (N, S, S); got {got}")
+    H = model.config.nhead
+
+    def cut_in(heads_here: list[int]) -> Callable:
+        def cut(module: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+            N, S, _ = args[0].shape  # the query (N, S, E)
+            if edges.shape != (N, S, S):
+                raise ValueError(
+                    f"edges must have shape (N, S, S) = ({N}, {S}, {S}) for the sentences the "
+                    f"model runs on; got {tuple(edges.shape)}"
+                )
+            extra = torch.zeros(N, H, S, S, dtype=args[0].dtype, device=args[0].device)
+            extra[:, heads_here] = extra[:, heads_here].masked_fill(
+                edges.to(extra.device)[:, None], float("-inf")
+            )  # (N, H, S, S)
+            extra = extra.reshape(N * H, S, S)  # (N*H, S, S), heads fastest: the attn_mask layout
+            mask = kwargs.get("attn_mask")
+            if mask is not None and mask.dtype == torch.bool:  # True = not allowed
+                extra = extra.masked_fill(mask.expand(N * H, S, S), float("-inf"))
+            elif mask is not None:
+                extra = extra + mask.expand(N * H, S, S)
+            return args, {**kwargs, "attn_mask": extra}
+
+        return cut
+
+    blocks = residual_points(model)[1:]
+    hooks = [
+        blocks[layer].self_attn.register_forward_pre_hook(
+            cut_in(sorted({h for l, h in pairs if l == layer})), with_kwargs=True
+        )
+        for layer in sorted({layer for layer, _ in pairs})
+    ]
+    try:
+        yield
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
+def knock_out(
+    model: nn.Module, batch: Batch, heads: Iterable[tuple[int, int]], edges: Tensor
+) -> Tensor:
+    """Run ``model`` with some query→key edges removed from the attention of ``heads``.
+
+    The attention knockout of Geva et al. (2023), through :func:`cut_edges`.
 
     Args:
         model: a Detective.
         batch: the sentences.
-        layer: the encoder block, ``0 <= layer < num_layers``.
-        head: the head of that block, ``0 <= head < H``.
+        heads: the (layer, head) pairs to cut the edges in, e.g. ``[(1, 0)]``.
         edges: (N, S, S) bool, ``True`` at ``[n, query, key]`` for each edge to remove.
 
     Returns:
         The pointer's logits (N, S).
     """
-    blocks = residual_points(model)[1:]
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(blocks):
-        raise ValueError(f"layer must be an integer from 0 to {len(blocks) - 1}; got {layer!r}")
-    H = model.config.nhead
-    if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < H:
-        raise ValueError(f"head must be an integer from 0 to H - 1 = {H - 1}; got {head!r}")
-    N, S = batch.tokens.shape
-    if not isinstance(edges, Tensor) or edges.dtype != torch.bool or edges.shape != (N, S, S):
-        got = f"{tuple(edges.shape)} {edges.dtype}" if isinstance(edges, Tensor) else type(edges)
-        raise ValueError(
-            f"edges must be a bool tensor of shape (N, S, S) = ({N}, {S}, {S}); got {got}"
-        )
-
-    def cut(module: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        dtype = args[0].dtype
-        extra = torch.zeros(N, H, S, S, dtype=dtype, device=args[0].device)  # (N, H, S, S)
-        extra[:, head].masked_fill_(edges.to(extra.device), float("-inf"))
-        extra = extra.reshape(N * H, S, S)  # (N*H, S, S), heads fastest: the attn_mask layout
-        mask = kwargs.get("attn_mask")
-        if mask is not None and mask.dtype == torch.bool:  # True = not allowed
-            extra = extra.masked_fill(mask.expand(N * H, S, S), float("-inf"))
-        elif mask is not None:
-            extra = extra + mask.expand(N * H, S, S)
-        return args, {**kwargs, "attn_mask": extra}
-
-    attention = blocks[layer].self_attn
-    hook = attention.register_forward_pre_hook(cut, with_kwargs=True)
-    with _evaluating(model, hook):
+    with cut_edges(model, heads, edges), _evaluating(model):
         logits, _ = model.run(batch)
     return logits
 
@@ -273,7 +326,9 @@ def binding_edges(examples: Sequence[Example], length: int, shift: int = 0) -> T
 
     With ``shift=0`` each name is joined to its own action (the binding a pointer needs). With
     ``shift=1`` each name is joined to the next person's action instead (the last person to the
-    first's): as many edges per sentence, the wrong partner — a control.
+    first's): as many edges per sentence, the wrong partner — a control. The query is the name
+    token the pointer points at; in Chinese that is the given name (芳 of 王芳), so the surname's
+    reads of the action are not cut.
 
     Args:
         examples: sentences from :class:`~attnbook.tasks.coref.CorefTask` (with ``verbs``).
@@ -296,3 +351,49 @@ def binding_edges(examples: Sequence[Example], length: int, shift: int = 0) -> T
             start = e.actions[j]
             edges[n, name, start : start + len(tokenize(e.verbs[j]))] = True
     return edges
+
+
+class PatchEffect(NamedTuple):
+    """How far a patch moved the answers of N clean sentences toward a counterfactual's."""
+
+    follows: float  # fraction whose answer among the names is the counterfactual's answer
+    leaves: float  # fraction whose answer among the names is not the clean answer
+    logit_diff: float  # share of the mean logit difference moved: 0 none, 1 all the way
+
+
+def patch_effect(
+    patched: Tensor, clean_logits: Tensor, source_logits: Tensor, clean: Batch, source: Batch
+) -> PatchEffect:
+    """Measure a patch against the clean run and the counterfactual (source) run.
+
+    Answers are taken among the names only (``clean.candidates``). The logit difference of a
+    run is the score of the clean answer minus the score of the counterfactual's answer,
+    averaged over sentences; the share moved is ``(clean - patched) / (clean - source)`` (the
+    normalised logit difference of Zhang and Nanda, 2024). The names must sit at the same
+    positions in both batches. The share is NaN when the two runs' differences are equal.
+
+    Args:
+        patched: (N, S) the pointer's logits from the patched clean run.
+        clean_logits: (N, S) from the clean run.
+        source_logits: (N, S_source) from the counterfactual run.
+        clean: the clean sentences (their ``target`` and ``candidates``).
+        source: the counterfactual sentences (their ``target``).
+    """
+    (N, S), S_source = clean.tokens.shape, source.tokens.shape[1]
+    given = {"patched": (patched, S), "clean_logits": (clean_logits, S)}
+    for name, (logits, width) in {**given, "source_logits": (source_logits, S_source)}.items():
+        if not isinstance(logits, Tensor) or logits.shape != (N, width):
+            shape = tuple(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
+            raise ValueError(f"{name} must have shape (N, S) = ({N}, {width}); got {shape}")
+    a, b = clean.target[:, None], source.target[:, None]  # (N, 1): the two answers
+
+    def difference(logits: Tensor) -> float:
+        return float((logits.gather(1, a) - logits.gather(1, b)).mean())
+
+    answer = patched.masked_fill(~clean.candidates, float("-inf")).argmax(-1)  # (N,)
+    before, after = difference(clean_logits), difference(source_logits)
+    return PatchEffect(
+        follows=float((answer == source.target).float().mean()),
+        leaves=float((answer != clean.target).float().mean()),
+        logit_diff=(before - difference(patched)) / (before - after) if before != after else nan,
+    )
