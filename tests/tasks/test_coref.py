@@ -277,3 +277,22 @@ def test_batch_maker_alternates_languages_and_reproduces_with_the_generator():
     assert torch.equal(a.tokens, b.tokens)
     en_tokens = {VOCAB.stoi[t] for t in CorefTask("en").all_tokens()}
     assert int(a.tokens[0, 0]) in en_tokens and int(a.tokens[1, 0]) not in en_tokens
+
+
+def test_gender_of_reads_names_and_pronouns_and_refuses_other_tokens():
+    from attnbook.tasks.coref_lexicon import gender_of
+
+    assert [gender_of("en", t) for t in ("Tom", "Mary", "he", "she")] == [
+        "male",
+        "female",
+        "male",
+        "female",
+    ]
+    assert [gender_of("zh", t) for t in ("伟", "芳", "他", "她")] == [
+        "male",
+        "female",
+        "male",
+        "female",
+    ]
+    with pytest.raises(ValueError, match="neither a name nor a pronoun"):
+        gender_of("en", "cried")

@@ -33,6 +33,7 @@ from attnbook.tasks.synthetic import retrieval_batch
 from attnbook.train import TrainConfig, fit
 
 __all__ = [
+    "effective_count",
     "RetrievalConfig",
     "RetrievalRun",
     "WeightProfile",
@@ -134,6 +135,12 @@ class WeightProfile:
     effective_positions: float  # 1 / sum of squared weights: 1 if one-hot, L if uniform
 
 
+def effective_count(weights: Tensor) -> float:
+    """How many positions each query effectively attends to, averaged over the queries:
+    ``1 / Σ w²`` of each row of ``weights`` (..., L) — 1 if one-hot, L if uniform."""
+    return (1 / weights.square().sum(dim=-1)).mean().item()
+
+
 def weight_profile(model: ToyModel, keys: Tensor, values: Tensor) -> WeightProfile:
     """How the query's weights are spread, for the head with the most weight on the answer.
 
@@ -165,7 +172,7 @@ def weight_profile(model: ToyModel, keys: Tensor, values: Tensor) -> WeightProfi
         second_other=others[:, 1].mean().item(),
         median_other=others.median(dim=-1).values.mean().item(),
         own=w[:, -1].mean().item(),
-        effective_positions=(1 / w.square().sum(dim=-1)).mean().item(),
+        effective_positions=effective_count(w),
     )
 
 

@@ -44,7 +44,7 @@ from typing import Literal, NamedTuple
 import torch
 from torch import Tensor
 
-from attnbook.tasks.coref_lexicon import LEXICON
+from attnbook.tasks.coref_lexicon import LEXICON, gender_of
 from attnbook.tasks.vocab import Vocabulary, tokenize
 
 __all__ = [
@@ -103,12 +103,12 @@ class Example:
     def nearest_preceding_name(self, same_gender: bool = False) -> int:
         """The rule "the last name before the pronoun": a baseline that ignores every clue; with
         ``same_gender``, the last name of the pronoun's gender (it ignores what people did)."""
-        lex = LEXICON[self.language]
-        gender = "male" if self.tokens[self.pronoun] == lex["pronoun"]["male"] else "female"
+        gender = gender_of(self.language, self.tokens[self.pronoun])
         return max(
             position
             for position, name in zip(self.candidates, self.names)
-            if position < self.pronoun and (not same_gender or name in lex[gender])
+            if position < self.pronoun
+            and (not same_gender or gender_of(self.language, name) == gender)
         )
 
 
@@ -161,7 +161,7 @@ class CorefTask:
 
     # -- people -------------------------------------------------------------------------------
     def _gender(self, name: str) -> str:
-        return "male" if name in self.lex["male"] else "female"
+        return gender_of(self.language, name)
 
     def _people(self, rng: random.Random, n_people: int, split: str) -> tuple[list, str, str]:
         """Choose (name, verb) for each person, the pronoun's gender and the cued verb.

@@ -3,7 +3,7 @@ each one, fillers and function words, in English and Chinese."""
 
 from __future__ import annotations
 
-__all__ = ["LEXICON"]
+__all__ = ["LEXICON", "gender_of"]
 
 #: Per language — names by gender, verbs with the clause that cues each one, fillers, function words.
 LEXICON: dict[str, dict] = {
@@ -48,3 +48,13 @@ LEXICON: dict[str, dict] = {
         "stop": "。",
     },
 }
+
+
+def gender_of(language: str, token: str) -> str:
+    """``"male"`` or ``"female"``: the gender of a name token or a pronoun of ``language``."""
+    lex = LEXICON[language]
+    if token in lex["male"] or token == lex["pronoun"]["male"]:
+        return "male"
+    if token in lex["female"] or token == lex["pronoun"]["female"]:
+        return "female"
+    raise ValueError(f"{token!r} is neither a name nor a pronoun of language {language!r}")

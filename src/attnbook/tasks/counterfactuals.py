@@ -13,21 +13,18 @@ import dataclasses
 from collections import Counter
 
 from attnbook.tasks.coref import Example
-from attnbook.tasks.coref_lexicon import LEXICON
+from attnbook.tasks.coref_lexicon import LEXICON, gender_of
 from attnbook.tasks.vocab import tokenize
 
 __all__ = ["swap_cue", "swap_gender"]
 
 
 def _genders(e: Example) -> list[str]:
-    male = set(LEXICON[e.language]["male"])
-    return ["male" if name in male else "female" for name in e.names]
+    return [gender_of(e.language, name) for name in e.names]
 
 
 def _check(e: Example) -> None:
-    hidden_gender = bool(e.gender) and (
-        e.tokens[e.pronoun] != LEXICON[e.language]["pronoun"][e.gender]
-    )
+    hidden_gender = bool(e.gender) and gender_of(e.language, e.tokens[e.pronoun]) != e.gender
     if not e.verbs or not e.cue or not e.gender or hidden_gender:
         raise ValueError(
             "swaps need an example from CorefTask with its cue and verbs recorded "

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from attnbook.tasks.coref import Example
+from attnbook.tasks.coref_lexicon import gender_of
 
 __all__ = ["SHORTCUTS", "BOTH_CLUES", "rule_accuracy", "shortcut_table"]
 
@@ -26,19 +27,14 @@ def _people(e: Example) -> list[tuple[int, str, str]]:
     """(name position, gender, action) for each person, in sentence order."""
     if not e.verbs or not e.gender:
         raise ValueError("the rules need examples from CorefTask (with verbs and gender recorded)")
-    from attnbook.tasks.coref_lexicon import LEXICON
-
-    male = set(LEXICON[e.language]["male"])
     return [
-        (position, "male" if name in male else "female", verb)
+        (position, gender_of(e.language, name), verb)
         for position, name, verb in zip(e.candidates, e.names, e.verbs)
     ]
 
 
 def _pronoun_gender(e: Example) -> str:
-    from attnbook.tasks.coref_lexicon import LEXICON
-
-    return "male" if e.tokens[e.pronoun] == LEXICON[e.language]["pronoun"]["male"] else "female"
+    return gender_of(e.language, e.tokens[e.pronoun])
 
 
 def _or_all(picked: list[int], e: Example) -> tuple[int, ...]:
