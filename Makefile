@@ -2,7 +2,7 @@
 #   make book   build the site into _build/html (installs what it needs first)
 #   make test   run every test: unit tests, notebooks (nbval), strict build, site in Chromium
 # Others:
-#   make notebooks   re-execute every notebook in a fresh kernel and store outputs + widget state
+#   make notebooks   re-execute every notebook in a fresh kernel and store its outputs
 #   make checkpoints retrain the committed models that chapters 7-8 study (rarely; see README)
 #   make bench       benchmarks (not tests): attnbook vs PyTorch, efficient attention sweeps
 #   make lab         open the chapters in JupyterLab
@@ -39,7 +39,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
-	@command -v npm >/dev/null || { echo "error: npm not found; the site build needs Node.js (for MathJax and the widget manager)"; exit 1; }
+	@command -v npm >/dev/null || { echo "error: npm not found; the site build needs Node.js (for MathJax, Font Awesome and axe-core)"; exit 1; }
 	npm ci --no-audit --no-fund --ignore-scripts
 	touch $@
 

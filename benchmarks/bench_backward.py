@@ -69,11 +69,32 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def series_of(rows: list[dict]):
+    """series(method, metric) -> (sizes, values) of the measured rows, by size."""
+
+    def series(method: str, metric: str) -> tuple[list[int], list[float]]:
+        pairs = sorted(
+            (r["n"], r["value"]) for r in rows if (r["method"], r["metric"]) == (method, metric)
+        )
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    return series
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--redraw",
+        action="store_true",
+        help="measure nothing: redraw the figures from book/figures/efficient/backward.json",
+    )
     args = parser.parse_args()
+    if args.redraw:
+        summary = json.loads((FIGURES / "backward.json").read_text())
+        draw(series_of(summary["rows"]), summary["machine"])
+        return
     torch.set_num_threads(args.threads)
     rows: list[dict] = []
 
@@ -111,11 +132,7 @@ def main() -> None:
             r["value"] for r in rows if (r["method"], r["n"], r["metric"]) == (method, n, metric)
         )
 
-    def series(method: str, metric: str) -> tuple[list[int], list[float]]:
-        pairs = sorted(
-            (r["n"], r["value"]) for r in rows if (r["method"], r["metric"]) == (method, metric)
-        )
-        return [p[0] for p in pairs], [p[1] for p in pairs]
+    series = series_of(rows)
 
     targets = {
         "memory_ratio_8192": value("chunked", 8192, "peak_mib") / value("naive", 8192, "peak_mib"),
@@ -164,10 +181,9 @@ def draw(series, machine: dict) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     from attnbook.viz.efficient import scaling_plot
-    from attnbook.viz.fonts import setup_plotting
+    from attnbook.viz.style import render_png, setup_plotting
 
     setup_plotting()
     where = f"{machine['cpu_model']}, {machine['threads']} threads, torch {machine['torch']}"
@@ -180,9 +196,8 @@ def draw(series, machine: dict) -> None:
             data, title=f"{name.capitalize()}: forward + backward, 8 head-batches, d = 64",
             ylabel=ylabel, fit_from=2048,
         )  # fmt: skip
-        fig.text(0.01, 0.005, where, fontsize=7, color="gray")
-        fig.savefig(FIGURES / f"backward_{name}.png", dpi=80, bbox_inches="tight")
-        plt.close(fig)
+        fig.text(0.01, -0.02, where, color="dimgray", ha="left", va="top")
+        (FIGURES / f"backward_{name}.png").write_bytes(render_png(fig).png)
 
 
 if __name__ == "__main__":

@@ -280,10 +280,9 @@ def draw(rec: Recorder, machine: dict) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     from attnbook.viz.efficient import scaling_plot
-    from attnbook.viz.fonts import setup_plotting
+    from attnbook.viz.style import render_png, setup_plotting
 
     setup_plotting()
     FIGURES.mkdir(parents=True, exist_ok=True)
@@ -318,9 +317,8 @@ def draw(rec: Recorder, machine: dict) -> None:
             fig = scaling_plot(
                 series, title=f"{name.capitalize()}: {what}", ylabel=ylabel, fit_from=1024
             )
-            fig.text(0.01, 0.005, where, fontsize=7, color="gray")
-            fig.savefig(FIGURES / f"{section}_{name}.png", dpi=80, bbox_inches="tight")
-            plt.close(fig)
+            fig.text(0.01, -0.02, where, color="dimgray", ha="left", va="top")
+            (FIGURES / f"{section}_{name}.png").write_bytes(render_png(fig).png)
 
 
 # ---- main -------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Re-execute every notebook under book/ top to bottom, each in a fresh kernel, in place.
 
 This is the only way the book's outputs are produced: execution counts run 1, 2, 3, ...,
-widget state is stored in the notebook (so the static site shows live widgets without a
-kernel), and volatile metadata is dropped so that a re-run changes only what really changed.
+volatile metadata is dropped so that a re-run changes only what really changed, and a stream
+that redraws itself with carriage returns (a progress bar) is stored as what it finally shows.
+No widget state is stored: the book's views are HTML outputs that need no widget manager, and a
+widget shown only to a live kernel (chapter 7's live explorer) is dropped from the outputs.
 
 Usage:
     python scripts/execute_notebooks.py                 # every notebook
@@ -12,6 +14,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -33,6 +36,16 @@ def notebooks(paths: list[str]) -> list[Path]:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# What a terminal shows of a line that a carriage return rewrote: the text after the last "\r".
+OVERWRITTEN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)
+
+
+def settle_streams(nb: nbformat.NotebookNode) -> None:
+    """Keep only the final state of lines redrawn with carriage returns (progress bars)."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                output["text"] = OVERWRITTEN.sub("", output["text"].replace("\r\n", "\n"))
 
 
 def drop_dangling_widget_views(nb: nbformat.NotebookNode) -> None:
@@ -54,6 +67,7 @@ def drop_dangling_widget_views(nb: nbformat.NotebookNode) -> None:
 
 def clean(nb: nbformat.NotebookNode) -> None:
     drop_dangling_widget_views(nb)
+    settle_streams(nb)
     for cell in nb.cells:
         for key in VOLATILE_CELL_METADATA:
             cell.metadata.pop(key, None)
@@ -80,7 +94,7 @@ def execute(path: Path, timeout: int) -> float:
         kernel_name="python3",
         timeout=timeout,
         resources={"metadata": {"path": str(path.parent)}},
-        store_widget_state=True,
+        store_widget_state=False,
         record_timing=False,
         allow_errors=False,
     )

@@ -1,7 +1,7 @@
 """Copy the site's JavaScript from node_modules into _vendor/ (served as the site's _static/).
 
-The book loads nothing from a CDN: MathJax 3, require.js and the Jupyter widget manager are
-pinned in package.json / package-lock.json, installed with `npm ci`, and copied here before
+The book loads nothing from a CDN: MathJax 3 and Font Awesome's CSS and web fonts (the theme's
+icons, without its 1.5 MB script) are pinned in package.json / package-lock.json, installed with `npm ci`, and copied here before
 `jupyter-book build`. Nothing in _vendor/ is committed.
 
 Usage: python scripts/vendor_assets.py
@@ -19,9 +19,9 @@ VENDOR = ROOT / "_vendor"
 
 # (source inside node_modules, destination inside _vendor)
 ASSETS = [
-    ("requirejs/require.js", "require.js"),
-    ("@jupyter-widgets/html-manager/dist", "html-manager"),
     ("mathjax/es5", "mathjax"),
+    ("@fortawesome/fontawesome-free/css", "fontawesome/css"),
+    ("@fortawesome/fontawesome-free/webfonts", "fontawesome/webfonts"),
 ]
 
 
@@ -38,6 +38,7 @@ def main() -> int:
     VENDOR.mkdir()
     for src, dst in ASSETS:
         source, target = NODE / src, VENDOR / dst
+        target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
             shutil.copytree(source, target, ignore=shutil.ignore_patterns("*.map", "*.LICENSE.txt"))
         else:

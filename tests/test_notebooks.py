@@ -49,3 +49,50 @@ def test_outputs_have_no_error_and_no_stderr(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_stays_under_two_mebibytes(path):
     assert path.stat().st_size < 2 * 2**20
+
+
+def stored_images(nb: dict):
+    """(cell number, PNG bytes, width in CSS px or None) for every image a notebook stores:
+    figures (image/png) and the images inside HTML views (data URIs)."""
+    import base64
+    import re
+
+    for n, cell in enumerate(nb["cells"]):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/png" in data:
+                width = output.get("metadata", {}).get("image/png", {}).get("width")
+                yield n, base64.b64decode("".join(data["image/png"])), width
+            html = "".join(data.get("text/html", ""))
+            for tag in re.findall(r"<img [^>]*>", html):
+                src = re.search(r'src="data:image/png;base64,([^"]+)"', tag)
+                if src:
+                    width = re.search(r'width="(\d+)"', tag)
+                    yield n, base64.b64decode(src.group(1)), width and int(width.group(1))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_figures_are_sharp_described_and_readable(path):
+    """Every stored figure went through attnbook.viz.style.render_png: shown at half its pixel
+    width (2 image pixels per CSS pixel), alt text in the PNG, no text smaller than the page's
+    small print in a column CONTENT_WIDTH wide."""
+    import io
+
+    from PIL import Image
+
+    from attnbook.viz.style import ALT_KEY, CONTENT_WIDTH, DENSITY, MIN_TEXT_PX, TEXT_KEY
+
+    for n, png, width in stored_images(json.loads(path.read_text())):
+        with Image.open(io.BytesIO(png)) as image:
+            text, pixels = dict(image.text), image.width
+        where = f"{path.name}, cell {n}"
+        assert text.get(ALT_KEY, "").strip(), f"{where}: a figure without alt text"
+        assert TEXT_KEY in text, f"{where}: a figure not rendered by attnbook.viz.style"
+        assert width is not None and pixels >= DENSITY * width - 1, (
+            f"{where}: {pixels} image pixels shown {width} CSS pixels wide (< {DENSITY}x)"
+        )
+        shown = float(text[TEXT_KEY]) * min(1.0, CONTENT_WIDTH / width)
+        assert shown >= MIN_TEXT_PX - 0.05, (
+            f"{where}: smallest text {shown:.1f} CSS px as shown (< {MIN_TEXT_PX}); "
+            f"alt: {text[ALT_KEY][:80]}"
+        )

@@ -12,7 +12,7 @@ import tomllib
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "attnbook"
 # Import name -> distribution name, where they differ.
-DISTRIBUTION = {"IPython": "ipython", "PIL": "pillow"}
+DISTRIBUTION = {"IPython": "ipython", "PIL": "pillow", "matplotlib_inline": "matplotlib-inline"}
 
 
 def imported_top_level_modules(path: Path) -> set[str]:

@@ -1,10 +1,10 @@
 """A small, readable training loop shared by every chapter that trains something.
 
 ``fit`` takes a model, a function that makes a batch, and a :class:`TrainConfig`; it seeds
-everything, shows a tqdm progress bar, evaluates every ``eval_every`` steps, and returns the
-:class:`History` of what it measured. The learning rate follows :func:`lr_factor`: a linear
-warm-up, then constant, inverse-square-root or cosine decay. Nothing is hidden in globals, and
-nothing is stashed on the model.
+everything, shows a text progress bar (:mod:`attnbook.progress`), evaluates every
+``eval_every`` steps, and returns the :class:`History` of what it measured. The learning rate
+follows :func:`lr_factor`: a linear warm-up, then constant, inverse-square-root or cosine decay.
+Nothing is hidden in globals, and nothing is stashed on the model.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 import torch
 from torch import Tensor, nn
-from tqdm.auto import tqdm
+
+from attnbook.progress import progress
 
 # Whatever make_batch returns and loss_fn takes: a tuple of tensors, a tasks.coref.Batch, ...
 AnyBatch = Any
@@ -38,7 +39,7 @@ class TrainConfig:
     grad_clip: float | None = 1.0  # max global gradient norm, or None
     eval_every: int = 100  # evaluate every this many steps (and at the end)
     seed: int = 0  # seeds Python, torch and the batch generator
-    progress: bool = True  # show a tqdm progress bar
+    progress: bool = True  # show a progress bar (attnbook.progress)
 
 
 @dataclass
@@ -142,10 +143,7 @@ def fit(
             history.metrics.setdefault(name, []).append(float(value))
 
     model.train()
-    bar = tqdm(
-        range(1, config.steps + 1), disable=not config.progress, leave=False, desc="training"
-    )
-    for step in bar:
+    for step in progress(range(1, config.steps + 1), desc="training", disable=not config.progress):
         batch = make_batch(config.batch_size, generator)
         loss = loss_fn(model, batch)
         optimizer.zero_grad(set_to_none=True)
@@ -158,7 +156,5 @@ def fit(
         history.loss.append(float(loss.detach()))
         if step % config.eval_every == 0 or step == config.steps:
             run_evaluation(step)
-            if history.metrics:
-                bar.set_postfix({k: f"{v[-1]:.3f}" for k, v in history.metrics.items()})
     model.eval()
     return history

@@ -112,11 +112,13 @@ class OfflinePage:
     def __init__(self, browser):
         self.context = browser.new_context(viewport={"width": 1280, "height": 900})
         self.blocked: list[str] = []
+        self.sizes: dict[str, int] = {}  # url -> bytes of the response body
         self.errors: list[str] = []
         self.context.route("**/*", self._route)
         self.page = self.context.new_page()
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+        self.page.on("response", self._response)
 
     def _route(self, route) -> None:
         if is_local(route.request.url):
@@ -124,6 +126,12 @@ class OfflinePage:
         else:
             self.blocked.append(route.request.url)
             route.abort()
+
+    def _response(self, response) -> None:
+        try:
+            self.sizes[response.url] = len(response.body())
+        except Exception:  # a redirect or an aborted request has no body
+            pass
 
     def _console(self, msg) -> None:
         if msg.type == "error":

@@ -9,7 +9,7 @@ from attnbook.viz import fonts
 
 
 def test_cjk_font_renders_chinese_without_missing_glyphs():
-    family = fonts.setup_plotting()
+    family = fonts.use_cjk_font()
     assert family is not None, "no CJK font installed: apt-get install fonts-wqy-microhei"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font" is a UserWarning

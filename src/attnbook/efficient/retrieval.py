@@ -26,9 +26,9 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from tqdm.auto import tqdm
 
 from attnbook.models.toy import ToyConfig, ToyModel
+from attnbook.progress import progress as progress_bar
 from attnbook.tasks.synthetic import retrieval_batch
 from attnbook.train import TrainConfig, fit
 
@@ -265,7 +265,7 @@ def retrieval_sweep(
         raise ValueError(f"items must be in [1, num_keys={config.num_keys}]; got {items}")
     grid = [(a, p, s) for a in attentions for p in items for s in seeds]
     runs = []
-    for attention, p, seed in tqdm(grid, disable=not progress, leave=False, desc="retrieval runs"):
+    for attention, p, seed in progress_bar(grid, desc="retrieval runs", disable=not progress):
         run = train_retrieval(attention, replace(config, items=p), seed)
         if not keep_models:
             run.model = None

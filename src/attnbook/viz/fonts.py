@@ -66,16 +66,3 @@ def use_cjk_font() -> str | None:
     # The CJK fonts above draw U+2212 MINUS SIGN poorly or not at all; use a hyphen-minus.
     matplotlib.rcParams["axes.unicode_minus"] = False
     return family
-
-
-def setup_plotting(dpi: int = 80) -> str | None:
-    """The book's figure defaults: a CJK-capable font and a modest resolution.
-
-    A modest ``dpi`` keeps committed notebooks small; figures stay sharp enough for the page.
-    Returns the CJK font family in use, or None (after one warning) when none is installed.
-    """
-    matplotlib.rcParams["figure.dpi"] = dpi
-    matplotlib.rcParams["savefig.dpi"] = dpi
-    matplotlib.rcParams["figure.autolayout"] = False
-    matplotlib.rcParams["axes.titlesize"] = "medium"
-    return use_cjk_font()
