@@ -41,11 +41,26 @@ OVERWRITTEN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)
 
 
 def settle_streams(nb: nbformat.NotebookNode) -> None:
-    """Keep only the final state of lines redrawn with carriage returns (progress bars)."""
+    """Join consecutive pieces of one stream (as nbval does) and keep only the final state of
+    lines redrawn with carriage returns (progress bars)."""
     for cell in nb.cells:
+        merged: list = []
         for output in cell.get("outputs", []):
+            previous = merged[-1] if merged else None
+            if (
+                output.get("output_type") == "stream"
+                and previous is not None
+                and previous.get("output_type") == "stream"
+                and previous.get("name") == output.get("name")
+            ):
+                previous["text"] += output["text"]
+            else:
+                merged.append(output)
+        for output in merged:
             if output.get("output_type") == "stream":
                 output["text"] = OVERWRITTEN.sub("", output["text"].replace("\r\n", "\n"))
+        if "outputs" in cell:
+            cell.outputs = merged
 
 
 def drop_dangling_widget_views(nb: nbformat.NotebookNode) -> None:

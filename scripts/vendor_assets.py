@@ -1,8 +1,8 @@
 """Copy the site's JavaScript from node_modules into _vendor/ (served as the site's _static/).
 
 The book loads nothing from a CDN: MathJax 3 and Font Awesome's CSS and web fonts (the theme's
-icons, without its 1.5 MB script) are pinned in package.json / package-lock.json, installed with `npm ci`, and copied here before
-`jupyter-book build`. Nothing in _vendor/ is committed.
+icons, without its 1.5 MB script) are pinned in package.json / package-lock.json, installed
+with `npm ci`, and copied here before `jupyter-book build`. Nothing in _vendor/ is committed.
 
 Usage: python scripts/vendor_assets.py
 """
