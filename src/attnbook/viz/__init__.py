@@ -1,10 +1,12 @@
-"""Figures (pure functions: tensors in, a matplotlib figure out) and the widgets that wrap them.
+"""Figures (pure functions: tensors in, a matplotlib figure out) and the views that wrap them.
 
 * :mod:`~attnbook.viz.charts` — heat-maps, bars, masks, the steps of attention;
 * :mod:`~attnbook.viz.heads` — one head, a layers x heads grid, a line view;
 * :mod:`~attnbook.viz.transformer` — positional encodings and gradient norms (chapter 5);
 * :mod:`~attnbook.viz.efficient` — scaling plots and tile maps (chapters 9-10);
-* :mod:`~attnbook.viz.widgets` — figure switchers that work without a kernel;
+* :mod:`~attnbook.viz.style` — the book's figure style, alt text, and the one PNG renderer;
+* :mod:`~attnbook.viz.web` — figure switchers as HTML views (no kernel, no widget manager);
+* :mod:`~attnbook.viz.attention_view` — the hover view of attention, drawn in the browser;
 * :mod:`~attnbook.viz.explorer` — the head explorer, static and live;
 * :mod:`~attnbook.viz.fonts` — a CJK font for Chinese labels.
 

@@ -9,6 +9,22 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from attnbook.measure.timing import loglog_slope
+from attnbook.viz.layout import MAX_WIDTH, OKABE_ITO, describe
+
+
+def _crossings(series: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> list[str]:
+    """Where two series swap order, between two n that both were measured at."""
+    found = []
+    names = list(series)
+    for a_i, a in enumerate(names):
+        for b in names[a_i + 1 :]:
+            ya, yb = dict(zip(*series[a])), dict(zip(*series[b]))
+            shared = sorted(set(ya) & set(yb))
+            for n0, n1 in zip(shared, shared[1:]):
+                if (ya[n0] - yb[n0]) * (ya[n1] - yb[n1]) < 0:
+                    found.append(f"{a} and {b} cross between n = {n0:g} and {n1:g}")
+    return found
+
 
 __all__ = ["scaling_plot", "tile_map"]
 
@@ -31,16 +47,22 @@ def scaling_plot(
             the fitted range is drawn solid, the rest dotted.
         ax: draw into this axes instead of a new figure.
     """
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    else:
-        fig = ax.figure
+    created = ax is None
+    if created:
+        fig, ax = plt.subplots(figsize=(MAX_WIDTH, 4.2), layout="constrained")
+    fig = ax.figure
+    ends = []
     for label, (ns, ys) in series.items():
         points = sorted(zip(ns, ys))
         fitted = [(n, y) for n, y in points if fit_from is None or n >= fit_from]
         name = label
         if len(fitted) >= 2:
             name = f"{label} (slope {loglog_slope(*zip(*fitted)):.2f})"
+        if points:
+            ends.append(
+                f"{name}: {points[0][1]:.3g} at n = {points[0][0]:g} to {points[-1][1]:.3g} "
+                f"at n = {points[-1][0]:g}"
+            )
         (line,) = (
             ax.plot(*zip(*fitted), marker="o", label=name)
             if fitted
@@ -58,7 +80,17 @@ def scaling_plot(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend()
+    crossings = _crossings(series)
+    describe(
+        ax,
+        created,
+        f"Log-log line chart ‘{title}’: {ylabel} against {xlabel}, one line per method "
+        f"(slope of the fitted line in brackets). "
+        + "; ".join(ends)
+        + "."
+        + (" " + "; ".join(crossings) + "." if crossings else ""),
+    )
     return fig
 
 
@@ -72,8 +104,14 @@ def tile_map(
     """
     import matplotlib.patches as patches
 
-    fig, ax = plt.subplots(figsize=(4.8, 4.8 * L / S + 0.9))
-    colours = {"computed": "#4c72b0", "masked inside": "#dd8452", "skipped": "#eeeeee"}
+    fig, ax = plt.subplots(figsize=(4.8, 4.8 * L / S + 1.3), layout="constrained")
+    colours = {
+        "computed": OKABE_ITO["blue"],
+        "masked inside": OKABE_ITO["orange"],
+        "skipped": "#eeeeee",
+    }
+    # Not colour alone: tiles masked inside are hatched, skipped ones are left blank.
+    hatches = {"computed": "", "masked inside": "//", "skipped": ""}
     counts = dict.fromkeys(colours, 0)
     for q0 in range(0, L, query_block):
         q1 = min(q0 + query_block, L)
@@ -94,6 +132,7 @@ def tile_map(
                     facecolor=colours[kind],
                     edgecolor="white",
                     linewidth=2,
+                    hatch=hatches[kind],
                 )
             )
     if is_causal:
@@ -107,14 +146,20 @@ def tile_map(
         f"Tiles of {query_block} queries × {key_block} keys{' (causal)' if is_causal else ''}"
     )
     handles = [
-        patches.Patch(color=c, label=f"{k}: {counts[k]}") for k, c in colours.items() if counts[k]
+        patches.Patch(facecolor=c, edgecolor="white", hatch=hatches[k], label=f"{k}: {counts[k]}")
+        for k, c in colours.items()
+        if counts[k]
     ]
-    ax.legend(
-        handles=handles,
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.14),
-        ncol=3,
-        fontsize=8,
-        frameon=False,
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
+              frameon=False)  # fmt: skip
+    total = sum(counts.values())
+    describe(
+        ax,
+        True,
+        f"Tile map ‘{ax.get_title()}’: a {L}×{S} attention matrix (rows: query position, "
+        f"columns: key position) cut into {total} tiles: "
+        + ", ".join(f"{counts[k]} {k}" for k in colours if counts[k])
+        + (" (above the dashed diagonal: the future)" if is_causal else "")
+        + ".",
     )
     return fig

@@ -1,12 +1,12 @@
 """The head explorer of chapter 7: sentence, layer, head, view and query token.
 
-Two versions share one drawing function, :func:`explorer_figure`:
+Two versions:
 
-* :func:`static_explorer` pre-renders every (sentence, layer, head, view) for a few sentences
-  with :func:`attnbook.viz.widgets.figure_explorer`, so that it switches on the static site with no
-  kernel; the pronoun is the highlighted query.
-* :func:`live_explorer` recomputes on every change, so it needs a running kernel: it also takes
-  free text and any query token.
+* :func:`static_explorer` embeds every layer's weights for a few sentences in an HTML view
+  (:func:`attnbook.viz.attention_view.attention_views`) that the browser draws, so that it works
+  on the static site with no kernel; the pronoun is the query shown first.
+* :func:`live_explorer` recomputes on every change with :func:`explorer_figure`, so it needs a
+  running kernel: it also takes free text and any query token, and has a heat-map and a grid.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from matplotlib.figure import Figure
 from torch import Tensor
 
 from attnbook.tasks.vocab import Vocabulary, join_tokens, tokenize
+from attnbook.viz.attention_view import attention_views
 from attnbook.viz.heads import attention_lines, head_grid, head_heatmap
-from attnbook.viz.widgets import figure_explorer, figure_png
+from attnbook.viz.style import render_png
+from attnbook.viz.web import HTMLView
 
 __all__ = [
     "VIEWS",
@@ -81,57 +83,18 @@ def static_explorer(
     model,
     vocab: Vocabulary,
     sentences: Mapping[str, Sequence[str]],
-    *,
-    dpi: int = 70,
-    colors: int | None = 64,
-) -> widgets.VBox:
-    """Pre-rendered explorer over ``sentences`` (label -> tokens) × layers × heads × views.
-
-    The lines do not depend on the head, nor the grid on the layer or head: such images are
-    rendered once and shared.
-    """
-    computed = {
-        label: sentence_weights(model, vocab, tokens) for label, tokens in sentences.items()
-    }
-    config = model.config
-    controls = {
-        "sentence": list(sentences),
-        "layer": [str(i) for i in range(config.num_layers)],
-        "head": [str(i) for i in range(config.nhead)],
-        "view": list(VIEWS),
-    }
-
-    def render(choice: dict[str, str]) -> Figure:
-        weights, pronoun = computed[choice["sentence"]]
-        return explorer_figure(
-            weights,
-            sentences[choice["sentence"]],
-            int(choice["layer"]),
-            int(choice["head"]),
-            choice["view"],
-            pronoun,
-        )
-
-    def key(choice: dict[str, str]) -> tuple:
-        if choice["view"] == "grid":
-            return choice["sentence"], "grid"
-        if choice["view"] == "lines":
-            return choice["sentence"], "lines", choice["layer"]
-        return tuple(choice.values())
-
-    return figure_explorer(
-        controls,
-        render,
-        key=key,
-        dpi=dpi,
-        colors=colors,
-        kinds={"layer": "toggle", "head": "toggle", "view": "toggle"},
-    )
+) -> HTMLView:
+    """The attention of ``sentences`` (label -> tokens) in every layer and head, as an HTML view
+    that the browser draws: point at a token to see where it looks. The pronoun is the query
+    shown first. Needs no kernel."""
+    views = {}
+    for label, tokens in sentences.items():
+        weights, pronoun = sentence_weights(model, vocab, tokens)
+        views[label] = dict(weights=weights, tokens=list(tokens), query=pronoun)
+    return attention_views(views)
 
 
-def live_explorer(
-    model, vocab: Vocabulary, sentences: Sequence[str], *, dpi: int = 70
-) -> widgets.VBox:
+def live_explorer(model, vocab: Vocabulary, sentences: Sequence[str]) -> widgets.VBox:
     """An explorer that recomputes on every change: type any sentence made of known tokens.
 
     Needs a running kernel; on a static page its controls do nothing (use
@@ -172,7 +135,9 @@ def live_explorer(
         fig = explorer_figure(
             state["weights"], state["tokens"], layer.value, head.value, view.value, query.value
         )
-        image.value = figure_png(fig, dpi=dpi)
+        shown = render_png(fig)
+        image.value = shown.png
+        image.width, image.description = str(shown.width), shown.alt
 
     text.observe(load_sentence, names="value")
     for control in (layer, head, view, query):

@@ -35,6 +35,8 @@ __all__ = [
     "DENSITY",
     "CONTENT_WIDTH",
     "MIN_TEXT_PX",
+    "ALT_KEY",
+    "TEXT_KEY",
     "FigureImage",
     "setup_plotting",
     "set_alt",
@@ -46,13 +48,13 @@ __all__ = [
 STYLE_FILE = str(resources.files("attnbook.viz") / "attnbook.mplstyle")
 #: CSS pixels per figure inch (the style's ``figure.dpi``).
 CSS_DPI = 100
-#: Image pixels per CSS pixel: sharp on high-density screens.
+#: Image pixels per CSS pixel, so that figures are sharp on high-density screens.
 DENSITY = 2
 #: Width in CSS pixels of a cell's output on the book's pages in a 1280-pixel desktop window.
 CONTENT_WIDTH = 688
-#: The page's small print (code and output text) in CSS pixels: no figure text is smaller.
+#: The page's small print in CSS pixels (its code and output text). No figure text is smaller.
 MIN_TEXT_PX = 14.0
-# PNG text chunks written with every figure.
+#: The PNG text chunk that holds a figure's alt text (the standard keyword for a description).
 ALT_KEY = "Description"
 #: The smallest text in CSS pixels when the image is shown at its full width (width x height).
 TEXT_KEY = "attnbook-text-px"

@@ -1,0 +1,286 @@
+"""A hover view of attention, drawn in the browser from the weights (in the style of bertviz).
+
+Two columns of tokens, queries left and keys right. Pointing at, focusing or tapping a query
+draws its lines to every key, with opacity in proportion to the weight, and shades the keys;
+a click (or Enter) locks the query. Buttons choose the layer and the head ("all" draws every
+head in its own colour); a live line of text says where the query looks; "SVG" and "PNG"
+download the drawing. The weights travel in the page as data (rounded to 4 decimals), so the
+view needs no kernel; see :mod:`attnbook.viz.web` for how a view is put together.
+
+Shape legend: H heads, L queries, S keys.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+
+import torch
+from torch import Tensor
+
+from attnbook.viz.heads import HEAD_COLORS
+from attnbook.viz.web import HTMLView, element_id, view_html
+
+__all__ = ["attention_view", "attention_views", "HEAD_COLORS", "ROW_PX"]
+
+#: Height of one token row in CSS pixels (the script draws lines at the same positions).
+ROW_PX = 24
+
+
+def _fixed(x: float, digits: int) -> str:
+    """``x`` with ``digits`` decimals, ties away from zero — as JavaScript's ``toFixed``."""
+    return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def _layers(weights: Tensor | Sequence[Tensor], label: str) -> list[Tensor]:
+    """Check and split ``weights`` into a list of per-layer (H, L, S) float tensors."""
+    where = f" (sentence {label!r})" if label else ""
+    if not isinstance(weights, (list, tuple)):  # one tensor or array
+        weights = torch.as_tensor(weights)
+        if weights.dim() == 3:
+            layers = [weights]
+        elif weights.dim() == 4:
+            layers = list(weights)
+        else:
+            raise ValueError(
+                f"weights{where} must be one (H, L, S) tensor, a sequence of per-layer (H, L, S) "
+                f"tensors or a (layers, H, L, S) tensor; got shape {tuple(weights.shape)}"
+            )
+    else:
+        layers = [torch.as_tensor(w) for w in weights]
+        if not layers:
+            raise ValueError(f"weights{where} is an empty sequence: give at least one layer")
+        for i, w in enumerate(layers):
+            if w.dim() != 3:
+                raise ValueError(
+                    f"weights{where}[{i}] must be an (H, L, S) tensor; got shape {tuple(w.shape)}"
+                )
+    first = tuple(layers[0].shape)
+    for i, w in enumerate(layers):
+        if tuple(w.shape) != first:
+            raise ValueError(
+                f"mismatched layers in weights{where}: layer {i} has shape {tuple(w.shape)}, "
+                f"layer 0 has {first}"
+            )
+    layers = [w.detach().to("cpu", torch.float64) for w in layers]
+    if not all(torch.isfinite(w).all() for w in layers):
+        raise ValueError(f"weights{where} contain NaN or infinite values")
+    return layers
+
+
+def _sentence(label: str, spec: Mapping) -> dict:
+    """One sentence's data: tokens, default query and weights rounded to 4 decimals."""
+    unknown = set(spec) - {"weights", "tokens", "key_tokens", "query", "title"}
+    missing = {"weights", "tokens"} - set(spec)
+    if unknown or missing:
+        raise ValueError(
+            f"sentence {label!r} needs entries weights and tokens (and may have key_tokens, "
+            f"query, title); missing {sorted(missing)}, unknown {sorted(unknown)}"
+        )
+    layers = _layers(spec["weights"], label)
+    H, L, S = layers[0].shape
+    tokens = [str(t) for t in spec["tokens"]]
+    keys = tokens if spec.get("key_tokens") is None else [str(t) for t in spec["key_tokens"]]
+    shape = f"weights have shape (layers={len(layers)}, H={H}, L={L}, S={S})"
+    if len(tokens) != L:
+        raise ValueError(f"tokens has {len(tokens)} entries but {shape}: need L = {L}")
+    if len(keys) != S:
+        name = "key_tokens" if spec.get("key_tokens") is not None else "tokens (used as keys)"
+        raise ValueError(f"{name} has {len(keys)} entries but {shape}: need S = {S}")
+    query = 0 if spec.get("query") is None else int(spec["query"])
+    if not 0 <= query < L:
+        raise ValueError(f"query must be in [0, L) = [0, {L}); got {query}")
+    return {
+        "label": label,
+        "title": str(spec.get("title") or ""),
+        "queries": tokens,
+        "keys": keys,
+        "query": query,
+        "weights": [
+            [[[round(x, 4) for x in row] for row in head] for head in w.tolist()] for w in layers
+        ],
+    }
+
+
+def _names(names: Sequence[str] | None, n: int, what: str) -> list[str]:
+    if names is None:
+        return [f"{what} {i}" for i in range(n)]
+    names = [str(x) for x in names]
+    if len(names) != n:
+        raise ValueError(f"{what}_names has {len(names)} entries; the weights have {n} {what}s")
+    return names
+
+
+def attention_views(
+    sentences: Mapping[str, Mapping],
+    *,
+    layer_names: Sequence[str] | None = None,
+    head_names: Sequence[str] | None = None,
+    description: str = "sentence",
+) -> HTMLView:
+    """Several sentences' attention in one view, with a selector for the sentence.
+
+    Args:
+        sentences: label -> ``dict(weights=..., tokens=..., key_tokens=None, query=None,
+            title="")``, each entry as in :func:`attention_view`. Every sentence must have the
+            same number of layers and heads (the layer and head buttons are shared).
+        layer_names, head_names: names shown on the buttons (default ``"layer 0"``, ``"head 0"``).
+        description: label of the sentence selector.
+    """
+    if not sentences:
+        raise ValueError("attention_views needs at least one sentence")
+    data = [_sentence(label, spec) for label, spec in sentences.items()]
+    n_layers, n_heads = len(data[0]["weights"]), len(data[0]["weights"][0])
+    for d in data[1:]:
+        if (len(d["weights"]), len(d["weights"][0])) != (n_layers, n_heads):
+            raise ValueError(
+                f"sentence {d['label']!r} has {len(d['weights'])} layers x "
+                f"{len(d['weights'][0])} heads, sentence {data[0]['label']!r} has {n_layers} x "
+                f"{n_heads}: the layer and head buttons are shared"
+            )
+    layers = _names(layer_names, n_layers, "layer")
+    heads = _names(head_names, n_heads, "head")
+    colors = [HEAD_COLORS[h % len(HEAD_COLORS)] for h in range(n_heads)]
+    uid = element_id("attention", [(d["label"], d["queries"], d["keys"]) for d in data])
+    body = [_controls(data, layers, heads, colors, uid, description)]
+    for k, d in enumerate(data):
+        body.append(_panel(d, k, layers[0], heads))
+    first = data[0]
+    body.append(
+        f'<p class="attnbook-status" aria-live="polite">'
+        f"{_esc(status_line(first, 0, 0, first['query'], layers[0], heads[0]))}</p>"
+    )
+    view = {"layers": layers, "heads": heads, "colors": colors, "row": ROW_PX, "sentences": data}
+    count = f"{len(data)} sentence{'s' if len(data) != 1 else ''}"
+    return HTMLView(
+        view_html("attention", view, "".join(body)),
+        f"attention view: {count}, {n_layers} layers x {n_heads} heads",
+    )
+
+
+def attention_view(
+    weights: Tensor | Sequence[Tensor],
+    tokens: Sequence[str],
+    *,
+    key_tokens: Sequence[str] | None = None,
+    query: int | None = None,
+    title: str = "",
+    layer_names: Sequence[str] | None = None,
+    head_names: Sequence[str] | None = None,
+) -> HTMLView:
+    """The attention of one sentence: point at a query token to see where each head looks.
+
+    Args:
+        weights: one layer's (H, L, S) weights, a sequence of per-layer (H, L, S) tensors, or
+            a (layers, H, L, S) tensor.
+        tokens: the L query tokens.
+        key_tokens: the S key tokens (default: ``tokens``; different for cross-attention).
+        query: the query shown before any interaction (default 0).
+        title: a line above the tokens.
+        layer_names, head_names: names shown on the buttons (default ``"layer 0"``, ``"head 0"``).
+
+    Raises:
+        ValueError: weights not 3-D/4-D or layers of different shapes; a token count that is
+            not L (or S); ``query`` outside [0, L); names of the wrong length.
+    """
+    spec = dict(weights=weights, tokens=tokens, key_tokens=key_tokens, query=query, title=title)
+    return attention_views({title: spec}, layer_names=layer_names, head_names=head_names)
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _top(row: Sequence[float]) -> int:
+    best = 0
+    for j, x in enumerate(row):
+        if x > row[best]:
+            best = j
+    return best
+
+
+def status_line(d: dict, layer: int, head: int, q: int, layer_name: str, head_name: str) -> str:
+    """The live line under the view, e.g. ``layer 1, head 0: 'she' attends most to 'Mary'
+    (0.83)`` (the script writes the same words after each change)."""
+    row = d["weights"][layer][head][q]
+    j = _top(row)
+    return (
+        f"{layer_name}, {head_name}: '{d['queries'][q]}' attends most to '{d['keys'][j]}' "
+        f"({_fixed(row[j], 2)})"
+    )
+
+
+def svg_label(d: dict, layer: int, q: int, layer_name: str, heads: Sequence[str]) -> str:
+    """What the drawing shows, for a screen reader: the query's strongest key in every head."""
+    tops = []
+    for h, name in enumerate(heads):
+        row = d["weights"][layer][h][q]
+        j = _top(row)
+        tops.append(f"{name} '{d['keys'][j]}' ({_fixed(row[j], 2)})")
+    title = f"{d['title']}: " if d["title"] else ""
+    return (
+        f"{title}attention lines of {layer_name} from the query '{d['queries'][q]}' to the keys; "
+        f"strongest key per head: {', '.join(tops)}"
+    )
+
+
+def _buttons(cls: str, legend: str, items: Sequence[tuple[int, str, str | None]]) -> str:
+    """A fieldset of toggle buttons; ``items`` are (value, label, swatch colour or None)."""
+    out = []
+    for i, (value, label, color) in enumerate(items):
+        swatch = (
+            f'<span class="attnbook-swatch" style="background:{color}" aria-hidden="true"></span>'
+            if color
+            else ""
+        )
+        out.append(
+            f'<button type="button" data-value="{value}" aria-pressed="{str(i == 0).lower()}">'
+            f"{swatch}{_esc(label)}</button>"
+        )
+    return f'<fieldset class="attnbook-buttons {cls}"><legend>{legend}</legend>{"".join(out)}</fieldset>'
+
+
+def _controls(data, layers, heads, colors, uid, description) -> str:
+    parts = []
+    if len(data) > 1:
+        options = "".join(f"<option>{_esc(d['label'])}</option>" for d in data)
+        parts.append(
+            f'<div class="attnbook-control"><label for="{uid}-s">{_esc(description)}</label>'
+            f'<select id="{uid}-s" class="attnbook-sentence-select">{options}</select></div>'
+        )
+    parts.append(_buttons("attnbook-layers", "layer", [(i, n, None) for i, n in enumerate(layers)]))
+    items = [(h, n, c) for h, (n, c) in enumerate(zip(heads, colors))] + [(-1, "all", None)]
+    parts.append(_buttons("attnbook-heads", "head", items))
+    parts.append(
+        '<div class="attnbook-export"><button type="button" data-export="svg" '
+        'aria-label="download the drawing as SVG">SVG</button><button type="button" '
+        'data-export="png" aria-label="download the drawing as PNG">PNG</button></div>'
+    )
+    return f'<div class="attnbook-controls">{"".join(parts)}</div>'
+
+
+def _panel(d: dict, k: int, layer_name: str, heads: Sequence[str]) -> str:
+    """One sentence: query buttons, the drawing, key tokens (the script fills in the lines)."""
+    q0 = d["query"]
+    queries = "".join(
+        f'<button type="button" class="attnbook-q{" is-current" if i == q0 else ""}" '
+        f'data-query-index="{i}" aria-pressed="false" aria-label="query {i}: {_esc(t)}">'
+        f"{_esc(t)}</button>"
+        for i, t in enumerate(d["queries"])
+    )
+    keys = "".join(
+        f'<span class="attnbook-k" data-key-index="{j}">{_esc(t)}</span>'
+        for j, t in enumerate(d["keys"])
+    )
+    height = max(len(d["queries"]), len(d["keys"])) * ROW_PX
+    label = _esc(svg_label(d, 0, q0, layer_name, heads))
+    title = f'<p class="attnbook-title">{_esc(d["title"])}</p>' if d["title"] else ""
+    return (
+        f'<div class="attnbook-sentence" data-sentence="{k}"{" hidden" if k else ""}>{title}'
+        f'<div class="attnbook-tokens"><div class="attnbook-col attnbook-queries">{queries}</div>'
+        f'<svg class="attnbook-lines" role="img" aria-label="{label}" viewBox="0 0 100 {height}" '
+        f'preserveAspectRatio="none" width="100%" height="{height}" style="height:{height}px">'
+        "</svg>"
+        f'<div class="attnbook-col attnbook-keys">{keys}</div></div></div>'
+    )

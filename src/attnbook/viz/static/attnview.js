@@ -1,0 +1,261 @@
+// Behaviour of attnbook's HTML views (attnbook.viz.web): defined once per page, then every view
+// next to this script that is not yet set up is initialised. No kernel, no network.
+(function () {
+  "use strict";
+  var NS = "attnbookViews1";
+  if (!window[NS]) window[NS] = (function () {
+    var FONT = '"WenQuanYi Micro Hei","Noto Sans CJK SC","PingFang SC","Microsoft YaHei",sans-serif';
+    // White to dark blue, interpolated in OKLab: equal steps of weight, equal steps of lightness.
+    var RAMP = ["#ffffff", "#dee3ed", "#bdc8da", "#9daec8", "#7e94b5", "#607aa3", "#436190",
+      "#27497e", "#08306b"];
+    var SVGNS = "http://www.w3.org/2000/svg";
+
+    function rgb(hex) { return [1, 3, 5].map(function (i) { return parseInt(hex.substr(i, 2), 16); }); }
+    function mix(w) {
+      var t = Math.min(Math.max(w, 0), 1) * (RAMP.length - 1), i = Math.min(Math.floor(t), RAMP.length - 2);
+      var a = rgb(RAMP[i]), b = rgb(RAMP[i + 1]), f = t - i;
+      return a.map(function (x, k) { return Math.round(x + (b[k] - x) * f); });
+    }
+    function ramp(w) { return "rgb(" + mix(w).join(",") + ")"; }
+    // Black or white text, whichever keeps a contrast of at least 4.5 (WCAG AA) on the colour.
+    function ink(w) {
+      var lum = mix(w).map(function (c) {
+        c /= 255;
+        return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+      });
+      return 0.2126 * lum[0] + 0.7152 * lum[1] + 0.0722 * lum[2] >= 0.18 ? "#000" : "#fff";
+    }
+    function esc(s) {
+      return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+    }
+    function all(root, sel) { return Array.prototype.slice.call(root.querySelectorAll(sel)); }
+    function press(buttons, on) { buttons.forEach(function (b) { b.setAttribute("aria-pressed", String(b === on)); }); }
+    function download(name, blob) {
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = name;
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(function () { URL.revokeObjectURL(a.href); }, 10000);
+    }
+
+    function initFigures(view, d) {
+      var idx = d.controls.map(function () { return 0; });
+      var imgs = all(view, ".attnbook-figure");
+      function show() {
+        var combo = 0;
+        idx.forEach(function (i, c) { combo = combo * d.controls[c].options.length + i; });
+        var k = d.images[combo];
+        imgs.forEach(function (img) { img.hidden = Number(img.dataset.image) !== k; });
+      }
+      all(view, "[data-control]").forEach(function (el) {
+        var c = Number(el.dataset.control), opts = d.controls[c].options;
+        if (el.tagName === "SELECT") {
+          idx[c] = Math.max(el.selectedIndex, 0);
+          el.addEventListener("change", function () { idx[c] = el.selectedIndex; show(); });
+        } else if (el.tagName === "INPUT") {
+          var out = el.parentNode.querySelector("output");
+          var set = function () {
+            idx[c] = Number(el.value);
+            out.textContent = opts[idx[c]];
+            el.setAttribute("aria-valuetext", opts[idx[c]]);
+          };
+          set();
+          el.addEventListener("input", function () { set(); show(); });
+        } else {
+          var buttons = all(el, "button");
+          buttons.forEach(function (b) {
+            b.addEventListener("click", function () { idx[c] = Number(b.dataset.index); press(buttons, b); show(); });
+          });
+        }
+      });
+      show();
+    }
+
+    function initAttention(view, d) {
+      var st = { s: 0, layer: 0, head: 0, locked: null, q: d.sentences[0].query };
+      var panels = all(view, ".attnbook-sentence");
+      var status = view.querySelector(".attnbook-status");
+      var layerButtons = all(view, ".attnbook-layers button"), headButtons = all(view, ".attnbook-heads button");
+      var R = d.row;
+
+      function shown() {  // the weight of every key for the current query, and per head
+        var sen = d.sentences[st.s], W = sen.weights[st.layer];
+        var heads = st.head < 0 ? W.map(function (_, h) { return h; }) : [st.head];
+        var w = sen.keys.map(function (_, j) {
+          var sum = 0;
+          heads.forEach(function (h) { sum += W[h][st.q][j]; });
+          return sum / heads.length;
+        });
+        return { sen: sen, W: W, heads: heads, w: w };
+      }
+      function top(row) { var b = 0; row.forEach(function (x, j) { if (x > row[b]) b = j; }); return b; }
+      function label(sen) {
+        var W = sen.weights[st.layer];
+        var tops = d.heads.map(function (name, h) {
+          var row = W[h][st.q], j = top(row);
+          return name + " '" + sen.keys[j] + "' (" + row[j].toFixed(2) + ")";
+        });
+        return (sen.title ? sen.title + ": " : "") + "attention lines of " + d.layers[st.layer] +
+          " from the query '" + sen.queries[st.q] + "' to the keys; strongest key per head: " + tops.join(", ");
+      }
+      function line(v) {
+        var j = top(v.w), head = st.head < 0 ? "all heads" : d.heads[st.head];
+        return d.layers[st.layer] + ", " + head + ": '" + v.sen.queries[st.q] + "' attends most to '" +
+          v.sen.keys[j] + "' (" + (st.head < 0 ? "mean " : "") + v.w[j].toFixed(2) + ")";
+      }
+      // Opacity in proportion to the weight, the strongest line drawn fully opaque.
+      function strength(v) {
+        var most = 0;
+        v.heads.forEach(function (h) { v.W[h][st.q].forEach(function (x) { most = Math.max(most, x); }); });
+        return most > 0 ? 1 / most : 0;
+      }
+      function draw() {
+        var v = shown(), panel = panels[st.s], svg = panel.querySelector(".attnbook-lines");
+        all(panel, ".attnbook-q").forEach(function (b, i) {
+          b.classList.toggle("is-current", i === st.q);
+          b.setAttribute("aria-pressed", String(i === st.locked));
+        });
+        all(panel, ".attnbook-k").forEach(function (k, j) {
+          k.dataset.weight = v.w[j].toFixed(4);
+          k.style.background = ramp(v.w[j]);
+          k.style.color = ink(v.w[j]);
+        });
+        while (svg.firstChild) svg.removeChild(svg.firstChild);
+        var k = strength(v);
+        v.heads.forEach(function (h) {
+          v.W[h][st.q].forEach(function (x, j) {
+            if (x < 0.005) return;
+            var el = document.createElementNS(SVGNS, "line");
+            var attrs = { x1: 0, y1: (st.q + 0.5) * R, x2: 100, y2: (j + 0.5) * R, stroke: d.colors[h],
+              "stroke-opacity": (k * x).toFixed(3), "stroke-width": (1 + 3 * k * x).toFixed(2),
+              "vector-effect": "non-scaling-stroke", "data-head": h, "data-key": j };
+            for (var a in attrs) el.setAttribute(a, attrs[a]);
+            svg.appendChild(el);
+          });
+        });
+        svg.setAttribute("aria-label", label(v.sen));
+        status.textContent = line(v);
+      }
+      function show(i) { if (st.locked === null && i !== st.q) { st.q = i; draw(); } }
+
+      panels.forEach(function (panel) {
+        var qs = all(panel, ".attnbook-q");
+        qs.forEach(function (b, i) {
+          b.addEventListener("mouseenter", function () { show(i); });
+          b.addEventListener("focus", function () { show(i); });
+          b.addEventListener("click", function () {
+            st.locked = st.locked === i ? null : i;
+            st.q = i;
+            draw();
+          });
+          b.addEventListener("keydown", function (e) {
+            var to = e.key === "ArrowDown" ? i + 1 : e.key === "ArrowUp" ? i - 1 : -1;
+            if (to >= 0 && to < qs.length) { e.preventDefault(); qs[to].focus(); }
+          });
+        });
+      });
+      var select = view.querySelector(".attnbook-sentence-select");
+      function sentence(k) {
+        st.s = k; st.locked = null; st.q = d.sentences[k].query;
+        panels.forEach(function (p, i) { p.hidden = i !== k; });
+        draw();
+        // Bring the default query into the token box's view (the box only, never the page).
+        var box = panels[k].querySelector(".attnbook-tokens");
+        box.scrollTop = Math.max(0, (st.q + 0.5) * R - box.clientHeight / 2);
+      }
+      if (select) {
+        select.addEventListener("change", function () { sentence(select.selectedIndex); });
+        st.s = Math.max(select.selectedIndex, 0);
+      }
+      layerButtons.forEach(function (b) {
+        b.addEventListener("click", function () { st.layer = Number(b.dataset.value); press(layerButtons, b); draw(); });
+      });
+      headButtons.forEach(function (b) {
+        b.addEventListener("click", function () { st.head = Number(b.dataset.value); press(headButtons, b); draw(); });
+      });
+
+      function exportSvg() {
+        var v = shown(), ctx = document.createElement("canvas").getContext("2d");
+        ctx.font = "14px " + FONT;
+        function width(tokens) { return Math.max.apply(null, tokens.map(function (t) { return ctx.measureText(t).width; })) + 16; }
+        var qW = width(v.sen.queries), kW = width(v.sen.keys), gap = 160, pad = 8;
+        var title = (v.sen.title ? v.sen.title + " — " : "") + d.layers[st.layer] + ", " +
+          (st.head < 0 ? "all heads" : d.heads[st.head]), caption = line(v);
+        var titleW = (ctx.font = "600 14px " + FONT, ctx.measureText(title).width);
+        var captionW = (ctx.font = "12px " + FONT, ctx.measureText(caption).width);
+        var top0 = pad + 22, rows = Math.max(v.sen.queries.length, v.sen.keys.length);
+        var W = Math.ceil(Math.max(qW + gap + kW, titleW, captionW) + 2 * pad);
+        var H = Math.ceil(top0 + rows * R + 26 + pad);
+        var out = ['<svg xmlns="' + SVGNS + '" width="' + W + '" height="' + H + '" viewBox="0 0 ' + W + " " + H +
+          '" font-family=\'' + FONT + '\' font-size="14">', '<rect width="100%" height="100%" fill="#fff"/>',
+          '<text x="' + pad + '" y="' + (pad + 14) + '" font-weight="600">' + esc(title) + "</text>"];
+        var x0 = pad + qW, x1 = x0 + gap, k = strength(v);
+        v.heads.forEach(function (h) {
+          v.W[h][st.q].forEach(function (x, j) {
+            if (x < 0.005) return;
+            out.push('<line x1="' + x0 + '" y1="' + (top0 + (st.q + 0.5) * R) + '" x2="' + x1 + '" y2="' +
+              (top0 + (j + 0.5) * R) + '" stroke="' + d.colors[h] + '" stroke-opacity="' + (k * x).toFixed(3) +
+              '" stroke-width="' + (1 + 3 * k * x).toFixed(2) + '"/>');
+          });
+        });
+        v.sen.queries.forEach(function (t, i) {
+          out.push('<text x="' + (x0 - 8) + '" y="' + (top0 + (i + 0.5) * R + 5) + '" text-anchor="end"' +
+            (i === st.q ? ' font-weight="700"' : "") + ">" + esc(t) + "</text>");
+        });
+        v.sen.keys.forEach(function (t, j) {
+          out.push('<rect x="' + x1 + '" y="' + (top0 + j * R + 1) + '" width="' + kW + '" height="' + (R - 2) +
+            '" rx="3" fill="' + ramp(v.w[j]) + '"/><text x="' + (x1 + 8) + '" y="' + (top0 + (j + 0.5) * R + 5) +
+            '" fill="' + ink(v.w[j]) + '">' + esc(t) + "</text>");
+        });
+        out.push('<text x="' + pad + '" y="' + (H - pad - 4) + '" font-size="12">' + esc(caption) + "</text></svg>");
+        return { svg: out.join(""), width: W, height: H };
+      }
+      function fileName(ext) {
+        var head = st.head < 0 ? "all" : st.head;
+        return "attention-s" + st.s + "-layer" + st.layer + "-head" + head + "-query" + st.q + "." + ext;
+      }
+      all(view, "[data-export]").forEach(function (b) {
+        b.addEventListener("click", function () {
+          var e = exportSvg();
+          if (b.dataset.export === "svg") {
+            download(fileName("svg"), new Blob([e.svg], { type: "image/svg+xml" }));
+            return;
+          }
+          var img = new Image();
+          img.onload = function () {
+            var canvas = document.createElement("canvas");
+            canvas.width = 2 * e.width; canvas.height = 2 * e.height;
+            var c = canvas.getContext("2d");
+            c.scale(2, 2);
+            c.drawImage(img, 0, 0);
+            canvas.toBlob(function (blob) { download(fileName("png"), blob); }, "image/png");
+          };
+          img.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(e.svg);
+        });
+      });
+      sentence(st.s);
+    }
+
+    function init(view) {
+      if (view.dataset.ready) return;
+      var script = view.querySelector(".attnbook-data");
+      if (!script) return;
+      view.dataset.ready = "1";
+      var d = JSON.parse(script.textContent);
+      if (view.dataset.kind === "figures") initFigures(view, d);
+      else if (view.dataset.kind === "attention") initAttention(view, d);
+    }
+    return {
+      init: init,
+      initAll: function (root) {
+        var views = all(root, ".attnbook-view");
+        if (root.classList && root.classList.contains("attnbook-view")) views.unshift(root);
+        views.forEach(init);
+      }
+    };
+  })();
+  var me = document.currentScript, view = me && me.closest ? me.closest(".attnbook-view") : null;
+  window[NS].initAll(view ? view.parentNode || view : document);
+})();

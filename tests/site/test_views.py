@@ -1,0 +1,307 @@
+"""The HTML views of attnbook.viz.web in headless Chromium, offline, with no kernel and no widget
+manager: every control switches its figure; pointing at, focusing or clicking a query token
+shows (or locks) that token's weights in the chosen layer and head; export downloads; Chinese
+tokens; a phone's width; axe-core.
+
+These tests write their own page, so they need no built book: unlike the rest of tests/site they
+run when _build/html is absent (see ``_RunWithoutTheBook``). They do need Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+from conftest import CHROMIUM, ROOT, OfflinePage
+
+from attnbook.viz.attention_view import attention_view, attention_views, svg_label
+from attnbook.viz.style import set_alt
+from attnbook.viz.web import figure_explorer
+
+
+def _keep_these_tests(config, items) -> None:
+    """tests/site/conftest.py skips tests/site when no book is built; these need none, only
+    Chromium (without it they are skipped too, unless ATTNBOOK_REQUIRE_SITE=1 as in make)."""
+    required = os.environ.get("ATTNBOOK_REQUIRE_SITE") == "1"
+    for item in items:
+        if item.path.name != "test_views.py":
+            continue
+        item.own_markers[:] = [
+            m
+            for m in item.own_markers
+            if not (m.name == "skip" and "no built site" in str(m.kwargs))
+        ]
+        if not (Path(CHROMIUM).exists() or required):
+            item.add_marker(pytest.mark.skip(reason=f"needs Chromium at {CHROMIUM}"))
+
+
+# A plugin with only that hook (runs after conftest's), registered through pytest_plugins.
+_plugin = types.ModuleType(
+    "attnbook_test_views_plugin", "Keeps tests/site/test_views.py running. PYTEST_DONT_REWRITE"
+)
+_plugin.pytest_collection_modifyitems = pytest.hookimpl(trylast=True)(_keep_these_tests)
+sys.modules[_plugin.__name__] = _plugin
+pytest_plugins = [_plugin.__name__]
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+EN = ["Tom", "cried", "and", "Mary", "ran", ".", "later", "she", "was", "full", "."]
+ZH = ["王芳", "哭", "了", "，", "老张", "跑", "了", "。", "她", "饱", "了", "。"]
+SRC = ["我", "爱", "你", "。"]
+TGT = ["I", "love", "you", "."]
+
+
+def weights(layers: int, heads: int, L: int, S: int, seed: int) -> torch.Tensor:
+    """(layers, H, L, S) weights, peaked enough that rows differ."""
+    g = torch.Generator().manual_seed(seed)
+    return (3 * torch.randn(layers, heads, L, S, generator=g)).softmax(-1)
+
+
+W_EN, W_ZH, W_CROSS = weights(2, 2, 11, 11, 0), weights(2, 2, 12, 12, 1), weights(1, 3, 4, 4, 2)
+
+
+def fixed(x: float, digits: int = 4) -> str:
+    return str(Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def expected(w: torch.Tensor, layer: int, head: int | None, query: int) -> list[str]:
+    """What the keys' data-weight should say: 4-decimal data, the mean over heads for "all"."""
+    rounded = [[[round(x, 4) for x in row] for row in h] for h in w[layer].double().tolist()]
+    heads = range(len(rounded)) if head is None else [head]
+    S = len(rounded[0][0])
+    return [fixed(sum(rounded[h][query][j] for h in heads) / len(heads)) for j in range(S)]
+
+
+def render(choice):
+    fig, ax = plt.subplots(figsize=(3, 1.5))
+    ax.bar(range(3), [len(v) for v in choice.values()])
+    ax.set_title(" / ".join(choice.values()))
+    return set_alt(fig, "bars for " + ", ".join(choice.values()))
+
+
+@pytest.fixture(scope="module")
+def views_page(tmp_path_factory):
+    """A minimal page with a figure explorer (dropdown, toggle, slider), a two-sentence attention
+    view (English and Chinese, 2 layers x 2 heads) and a cross-attention view."""
+    figures = figure_explorer(
+        {"sentence": ["a", "bb"], "layer": ["0", "1"], "temperature": ["0.5", "1", "2"]},
+        render,
+        kinds={"layer": "toggle", "temperature": "slider"},
+    )
+    sentences = attention_views(
+        {
+            "English": dict(weights=W_EN, tokens=EN, query=7, title="who is she?"),
+            "中文": dict(weights=W_ZH, tokens=ZH, query=8),
+        }
+    )
+    cross = attention_view(W_CROSS, TGT, key_tokens=SRC, query=1, title="translation")
+    body = "".join(
+        f'<section id="{name}"><h2>{name}</h2>{view.html}</section>'
+        for name, view in [("figures", figures), ("sentences", sentences), ("cross", cross)]
+    )
+    page = tmp_path_factory.mktemp("views") / "views.html"
+    page.write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>views</title></head><body><main><h1>Views</h1>{body}</main></body></html>",
+        encoding="utf-8",
+    )
+    return page.as_uri()
+
+
+@pytest.fixture
+def page(offline_page, views_page):
+    offline_page.page.goto(views_page, wait_until="load")
+    yield offline_page.page
+    assert offline_page.blocked == [], f"asked the network for {offline_page.blocked}"
+    assert offline_page.errors == [], f"console errors {offline_page.errors}"
+
+
+def key_weights(panel) -> list[str]:
+    return panel.locator(".attnbook-k").evaluate_all("ks => ks.map(k => k.dataset.weight)")
+
+
+def query(panel, i: int):
+    return panel.locator(f'.attnbook-q[data-query-index="{i}"]')
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+VISIBLE = """view => Array.from(view.querySelectorAll('img'))
+  .filter(img => !img.hidden && img.offsetParent !== null).map(img => img.dataset.image)"""
+
+
+def test_every_control_switches_the_visible_figure(page):
+    view = page.locator("#figures .attnbook-view")
+    data = json.loads(view.locator(".attnbook-data").text_content())
+
+    def shown_for(s, l, t):
+        return [str(data["images"][(s * 2 + l) * 3 + t])]
+
+    assert view.evaluate(VISIBLE) == shown_for(0, 0, 0)
+    view.get_by_label("sentence").select_option("bb")
+    assert view.evaluate(VISIBLE) == shown_for(1, 0, 0)
+    view.get_by_role("group", name="layer").get_by_role("button", name="1").click()
+    assert view.evaluate(VISIBLE) == shown_for(1, 1, 0)
+    assert view.get_by_role("button", name="1").get_attribute("aria-pressed") == "true"
+    slider = view.get_by_label("temperature")
+    slider.focus()
+    slider.press("End")
+    assert view.evaluate(VISIBLE) == shown_for(1, 1, 2)
+    assert view.locator("output").text_content() == "2"
+    slider.press("ArrowLeft")
+    assert view.evaluate(VISIBLE) == shown_for(1, 1, 1)
+    alt = view.locator("img:not([hidden])").get_attribute("alt")
+    assert alt == "bars for bb, 1, 1"
+    assert page.evaluate("() => Array.from(document.images).every(i => i.naturalWidth > 0)")
+
+
+# --- attention --------------------------------------------------------------------------------
+
+
+def test_the_default_query_is_drawn_and_described_as_python_says(page):
+    panel = page.locator('#sentences .attnbook-sentence[data-sentence="0"]')
+    assert key_weights(panel) == expected(W_EN, 0, 0, 7)
+    assert "is-current" in query(panel, 7).get_attribute("class")
+    data = json.loads(page.locator("#sentences .attnbook-data").text_content())
+    label = svg_label(data["sentences"][0], 0, 7, "layer 0", ["head 0", "head 1"])
+    assert panel.locator("svg").get_attribute("aria-label") == label
+    assert (
+        page.locator("#sentences .attnbook-status")
+        .text_content()
+        .startswith("layer 0, head 0: 'she' attends most to '")
+    )
+    lines = panel.locator("svg line").count()
+    assert 0 < lines <= len(EN)
+
+
+def test_pointing_at_a_query_shows_its_weights_and_another_changes_them(page):
+    panel = page.locator('#sentences .attnbook-sentence[data-sentence="0"]')
+    query(panel, 3).hover()
+    assert key_weights(panel) == expected(W_EN, 0, 0, 3)
+    query(panel, 9).hover()
+    assert key_weights(panel) == expected(W_EN, 0, 0, 9) != expected(W_EN, 0, 0, 3)
+
+
+def test_head_layer_and_all_heads_change_what_is_shown(page):
+    view = page.locator("#sentences .attnbook-view")
+    panel = view.locator('.attnbook-sentence[data-sentence="0"]')
+    query(panel, 2).hover()
+    view.get_by_role("group", name="head").get_by_role("button", name="head 1").click()
+    assert key_weights(panel) == expected(W_EN, 0, 1, 2)
+    view.get_by_role("group", name="layer").get_by_role("button", name="layer 1").click()
+    assert key_weights(panel) == expected(W_EN, 1, 1, 2)
+    assert view.locator(".attnbook-status").text_content().startswith("layer 1, head 1: 'and'")
+    view.get_by_role("button", name="all").click()
+    assert key_weights(panel) == expected(W_EN, 1, None, 2)
+    colours = set(
+        panel.locator("svg line").evaluate_all("ls => ls.map(l => l.getAttribute('stroke'))")
+    )
+    assert len(colours) == 2, "every head in its own colour"
+
+
+def test_a_click_locks_the_query_until_clicked_again(page):
+    panel = page.locator('#sentences .attnbook-sentence[data-sentence="0"]')
+    query(panel, 4).click()
+    assert query(panel, 4).get_attribute("aria-pressed") == "true"
+    query(panel, 6).hover()
+    assert key_weights(panel) == expected(W_EN, 0, 0, 4)
+    query(panel, 4).click()
+    assert query(panel, 4).get_attribute("aria-pressed") == "false"
+    query(panel, 6).hover()
+    assert key_weights(panel) == expected(W_EN, 0, 0, 6)
+
+
+def test_the_keyboard_moves_between_queries_and_enter_locks(page):
+    panel = page.locator('#sentences .attnbook-sentence[data-sentence="0"]')
+    query(panel, 0).focus()
+    assert key_weights(panel) == expected(W_EN, 0, 0, 0)
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => document.activeElement.dataset.queryIndex") == "1"
+    assert key_weights(panel) == expected(W_EN, 0, 0, 1)
+    page.keyboard.press("Enter")
+    assert query(panel, 1).get_attribute("aria-pressed") == "true"
+
+
+def test_chinese_tokens_read_as_given_and_respond(page):
+    view = page.locator("#sentences .attnbook-view")
+    view.get_by_label("sentence").select_option("中文")
+    panel = view.locator('.attnbook-sentence[data-sentence="1"]')
+    assert panel.is_visible() and not view.locator('[data-sentence="0"]').is_visible()
+    assert panel.locator(".attnbook-q").all_text_contents() == ZH
+    assert panel.locator(".attnbook-k").all_text_contents() == ZH
+    assert key_weights(panel) == expected(W_ZH, 0, 0, 8)  # the sentence's own default query
+    query(panel, 4).hover()
+    assert key_weights(panel) == expected(W_ZH, 0, 0, 4)
+
+
+def test_cross_attention_draws_from_queries_to_other_keys(page):
+    panel = page.locator("#cross .attnbook-sentence")
+    assert panel.locator(".attnbook-k").all_text_contents() == SRC
+    query(panel, 3).hover()
+    assert key_weights(panel) == expected(W_CROSS, 0, 0, 3)
+    page.locator("#cross").get_by_role("button", name="head 2").click()
+    assert key_weights(panel) == expected(W_CROSS, 0, 2, 3)
+
+
+@pytest.mark.parametrize("kind", ["svg", "png"])
+def test_export_downloads_the_current_drawing(page, kind, tmp_path):
+    view = page.locator("#sentences .attnbook-view")
+    with page.expect_download() as info:
+        view.locator(f'[data-export="{kind}"]').click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    content = path.read_bytes()
+    assert info.value.suggested_filename == f"attention-s0-layer0-head0-query7.{kind}"
+    if kind == "svg":
+        text = content.decode("utf-8")
+        assert text.startswith("<svg") and all(f">{t}</text>" in text for t in ("Mary", "she"))
+    else:
+        assert content.startswith(b"\x89PNG") and len(content) > 2000
+
+
+# --- the page as a whole ----------------------------------------------------------------------
+
+
+class _Phone:
+    """A browser whose new contexts are a 390-pixel phone screen at 2x density."""
+
+    def __init__(self, browser):
+        self.browser = browser
+
+    def new_context(self, **_):
+        return self.browser.new_context(
+            viewport={"width": 390, "height": 844}, device_scale_factor=2, has_touch=True
+        )
+
+
+def test_a_phone_shows_every_view_without_horizontal_overflow(browser, views_page):
+    phone = OfflinePage(_Phone(browser))
+    try:
+        page = phone.page
+        page.goto(views_page, wait_until="load")
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        panel = page.locator('#sentences .attnbook-sentence[data-sentence="0"]')
+        query(panel, 3).tap()
+        assert key_weights(panel) == expected(W_EN, 0, 0, 3)
+        assert query(panel, 3).get_attribute("aria-pressed") == "true"
+        assert phone.errors == [] and phone.blocked == []
+    finally:
+        phone.close()
+
+
+def test_axe_finds_no_serious_or_critical_violation(page):
+    page.add_script_tag(path=str(AXE))
+    results = page.evaluate("() => axe.run(document)")
+    bad = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in results["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]
+    assert bad == []

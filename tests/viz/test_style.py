@@ -1,0 +1,117 @@
+"""The book's figure style: alt text, text size as shown, and the PNG every figure becomes."""
+
+import io
+
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.figure import Figure
+from PIL import Image
+
+from attnbook.viz import style
+
+
+@pytest.fixture(autouse=True)
+def book_style():
+    with plt.rc_context():
+        style.setup_plotting()
+        yield
+    plt.close("all")
+
+
+def test_alt_text_falls_back_to_a_description_of_each_panel():
+    fig, (left, right) = plt.subplots(1, 2)
+    left.plot([0, 1], [1, 2], label="loss")
+    left.set(title="Training", xlabel="step", ylabel="loss")
+    left.legend()
+    right.bar([0, 1], [3, 4])
+    fig.suptitle("Two panels")
+    alt = style.alt_text(fig)
+    assert alt.startswith("Figure “Two panels”: 2 panels.")
+    assert "(1) line chart titled “Training”; step across, loss up; series: loss." in alt
+    assert "(2) bar chart." in alt
+
+
+def test_alt_text_prefers_the_figure_text_then_each_panels_own():
+    fig, (left, right) = plt.subplots(1, 2)
+    style.set_alt(left, "left  panel\n text")
+    style.set_alt(right, "right panel")
+    assert style.alt_text(fig) == "Figure: 2 panels. (1) left panel text. (2) right panel."
+    style.set_alt(fig, "the whole figure")
+    assert style.alt_text(fig) == "the whole figure"
+
+
+def test_set_alt_rejects_other_targets_and_empty_text():
+    fig, ax = plt.subplots()
+    with pytest.raises(TypeError, match="Figure or Axes; got str"):
+        style.set_alt("figure", "text")
+    with pytest.raises(ValueError, match="non-empty"):
+        style.set_alt(ax, "  ")
+
+
+def test_min_text_px_is_the_font_size_in_css_pixels_scaled_down_for_wide_figures():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.set_title("t", fontsize=12)
+    ax.set_xticks([0], labels=["x"], fontsize=9)
+    ax.set_yticks([])
+    assert style.min_text_px(fig) == pytest.approx(9 * 100 / 72)
+    # shown at twice the text column's width: everything at half size
+    assert style.min_text_px(fig, width=2 * style.CONTENT_WIDTH) == pytest.approx(9 * 100 / 72 / 2)
+
+
+def test_style_sizes_are_at_least_the_pages_small_print():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    ax.set(title="t", xlabel="x", ylabel="y")
+    assert style.min_text_px(fig) >= style.MIN_TEXT_PX
+
+
+def test_render_png_is_twice_as_dense_and_carries_alt_text_and_text_size():
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([0, 1])
+    style.set_alt(fig, "一条线 rising from 0 to 1")
+    image = style.render_png(fig)
+    png = Image.open(io.BytesIO(image.png))
+    assert png.width == pytest.approx(style.DENSITY * image.width, abs=style.DENSITY)
+    assert png.height == pytest.approx(style.DENSITY * image.height, abs=style.DENSITY)
+    assert image.width <= 3 * style.CSS_DPI + 25  # tight box: the figure plus a little padding
+    assert png.text[style.ALT_KEY] == "一条线 rising from 0 to 1" == image.alt
+    assert float(png.text[style.TEXT_KEY]) == pytest.approx(image.min_text_px, abs=0.01)
+    assert image.min_text_px >= style.MIN_TEXT_PX
+    assert not plt.fignum_exists(fig.number)  # closed after rendering
+
+
+def test_a_figure_wider_than_the_column_is_shown_with_smaller_text():
+    fig, ax = plt.subplots(figsize=(10, 2))
+    ax.plot([0, 1])
+    natural = style.min_text_px(fig, style.CONTENT_WIDTH)
+    image = style.render_png(fig)
+    assert image.width > style.CONTENT_WIDTH
+    assert image.min_text_px == pytest.approx(natural * style.CONTENT_WIDTH / image.width)
+    assert image.min_text_px < style.MIN_TEXT_PX
+    png = Image.open(io.BytesIO(image.png))
+    assert float(png.text[style.TEXT_KEY]) == pytest.approx(natural, abs=0.01)  # at full size
+
+
+def test_setup_plotting_shows_figures_through_render_png_inside_ipython_only():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    formatter_outside = None
+    try:
+        shell = InteractiveShell.instance()
+        png = shell.display_formatter.formatters["image/png"]
+        formatter_outside = png.lookup_by_type(Figure) if Figure in png else None
+        style.setup_plotting()
+        assert png.lookup_by_type(Figure) is style._png_formatter
+        for mime in ("image/svg+xml", "image/jpeg", "application/pdf"):
+            assert Figure not in shell.display_formatter.formatters[mime]
+        fig, ax = plt.subplots(figsize=(2, 2))
+        data, metadata = png.lookup_by_type(Figure)(fig)
+        assert data.startswith(b"\x89PNG") and set(metadata) == {"width", "height"}
+    finally:
+        InteractiveShell.clear_instance()
+    assert formatter_outside is not style._png_formatter
+    # outside IPython: nothing registered, no shell created
+    from IPython import get_ipython
+
+    style.setup_plotting()
+    assert get_ipython() is None
