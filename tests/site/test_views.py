@@ -134,7 +134,8 @@ def query(panel, i: int):
 # --- figures ----------------------------------------------------------------------------------
 
 VISIBLE = """view => Array.from(view.querySelectorAll('img'))
-  .filter(img => !img.hidden && img.offsetParent !== null).map(img => img.dataset.image)"""
+  .filter(img => img.offsetParent !== null && img.getBoundingClientRect().height > 0)
+  .map(img => img.dataset.image)"""
 
 
 def test_every_control_switches_the_visible_figure(page):
