@@ -84,10 +84,17 @@ def test_page_works_offline_and_is_readable(offline_page, site_url, page):
     check_readable(offline_page, page)
 
 
+# Opened from disk: the introduction, a chapter with math and figures, and one with an attention
+# view (what file:// could break is the same on every page: relative paths and inline scripts).
+FROM_DISK = [
+    p
+    for p in PAGES
+    if p in {"book/intro.html", "book/02_scaled_dot_product.html", "book/07_seeing_the_heads.html"}
+]
+
+
 @pytest.mark.site
-@pytest.mark.parametrize(
-    "page", [p for p in PAGES if p.startswith("book/0") or p == "book/intro.html"]
-)
+@pytest.mark.parametrize("page", FROM_DISK)
 def test_page_works_from_disk(offline_page, page):
     """Opened as a file, with no server and no network, math and widgets still work."""
     check_page(offline_page, (SITE / page).as_uri())
@@ -99,3 +106,69 @@ def test_site_root_redirects_to_the_introduction(offline_page, site_url):
     page.goto(f"{site_url}/index.html")
     page.wait_for_url("**/book/intro.html", timeout=10_000)
     assert "Attention, Head by Head" in page.title()
+
+
+# --- the book's views (attnbook.viz.web, attnbook.viz.attention_view) on the real pages ---------
+
+SHOWN_FIGURES = """view => Array.from(view.querySelectorAll('img.attnbook-figure'))
+  .filter(img => img.offsetParent !== null && img.getBoundingClientRect().height > 0)
+  .map(img => img.dataset.image)"""
+KEY_WEIGHTS = """panel => Array.from(panel.querySelectorAll('.attnbook-k'))
+  .map(k => k.dataset.weight)"""
+
+VIEW_PAGES = [p for p in PAGES if "attnbook-view" in (SITE / p).read_text(encoding="utf-8")]
+
+
+def test_some_pages_have_views():
+    assert VIEW_PAGES, "no page of the site has a view (attnbook.viz.web)"
+
+
+def switch_control(control) -> None:
+    control.scroll_into_view_if_needed()
+    tag = control.evaluate("el => el.tagName")
+    if tag == "SELECT":
+        n = control.locator("option").count()
+        control.select_option(index=(control.evaluate("el => el.selectedIndex") + 1) % n)
+    elif tag == "INPUT":
+        control.focus()
+        control.press("End" if control.evaluate("el => el.value === el.min") else "Home")
+    else:  # a fieldset of toggle buttons: press one that is not pressed
+        control.locator('button[aria-pressed="false"]').first.click()
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("page", VIEW_PAGES)
+def test_every_view_responds_without_a_kernel(offline_page, site_url, page):
+    """Every control of a figure view changes the figure on screen; pointing at another token of
+    an attention view changes the weights it shows, and so does another head."""
+    pg = open_page(offline_page, f"{site_url}/{page}")
+    views = pg.locator(".attnbook-view")
+    assert views.count() > 0
+    for i in range(views.count()):
+        view = views.nth(i)
+        view.scroll_into_view_if_needed()
+        if view.get_attribute("data-kind") == "figures":
+            for c in range(view.locator("[data-control]").count()):
+                before = view.evaluate(SHOWN_FIGURES)
+                assert len(before) == 1, f"{page}, view {i}: {len(before)} figures on screen"
+                switch_control(view.locator("[data-control]").nth(c))
+                after = view.evaluate(SHOWN_FIGURES)
+                assert len(after) == 1 and after != before, f"{page}, view {i}, control {c}"
+        else:
+            panel = view.locator(".attnbook-sentence:visible").first
+            queries = panel.locator(".attnbook-q")
+            assert queries.count() >= 2, f"{page}, view {i}: fewer than two query tokens"
+            queries.nth(0).hover()
+            first = panel.evaluate(KEY_WEIGHTS)
+            queries.nth(1).hover()
+            second = panel.evaluate(KEY_WEIGHTS)
+            assert first != second and all(w is not None for w in second), (
+                f"{page}, view {i}: pointing at another token changed nothing"
+            )
+            heads = view.locator(".attnbook-heads button")
+            if heads.count() > 1:
+                heads.nth(1).click()
+                queries.nth(1).hover()
+                assert panel.evaluate(KEY_WEIGHTS) != second, f"{page}, view {i}: head switch"
+    assert offline_page.blocked == []
+    assert noise_free(offline_page.errors) == [], f"{page}: console errors {offline_page.errors}"
