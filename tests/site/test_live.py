@@ -212,6 +212,11 @@ def test_the_drawing_is_the_hover_view_of_every_layer_and_head(live):
     she = expected["pronoun"]
     assert "is-current" in panel.locator(f'[data-query-index="{she}"]').get_attribute("class")
     assert panel.locator(".attnbook-q").all_text_contents() == expected["tokens"]
+    assert view.locator(".attnbook-status").get_attribute("aria-live") == "polite"
+    assert panel.locator("svg").get_attribute("role") == "img"
+    label = panel.locator("svg").get_attribute("aria-label")
+    assert label.startswith("attention lines of layer 0 from the query 'she' to the keys; ")
+    assert view.get_by_role("button", name="download the drawing as SVG").count() == 1
     layers, heads = expected["weights"].shape[:2]
     for layer in range(layers):
         view.get_by_role("group", name="layer").get_by_role("button", name=f"layer {layer}").click()

@@ -116,7 +116,7 @@ SHOWN_FIGURES = """view => Array.from(view.querySelectorAll('img.attnbook-figure
 KEY_WEIGHTS = """panel => Array.from(panel.querySelectorAll('.attnbook-k'))
   .map(k => k.dataset.weight)"""
 
-VIEW_PAGES = [p for p in PAGES if "attnbook-view" in (SITE / p).read_text(encoding="utf-8")]
+VIEW_PAGES = [p for p in PAGES if 'class="attnbook-view' in (SITE / p).read_text(encoding="utf-8")]
 
 
 def test_some_pages_have_views():

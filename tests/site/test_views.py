@@ -21,7 +21,7 @@ import pytest
 import torch
 from conftest import CHROMIUM, ROOT, OfflinePage
 
-from attnbook.viz.attention_view import attention_view, attention_views, svg_label
+from attnbook.viz.attention_view import attention_view, attention_views, summary
 from attnbook.viz.style import set_alt
 from attnbook.viz.web import figure_explorer
 
@@ -76,6 +76,20 @@ def expected(w: torch.Tensor, layer: int, head: int | None, query: int) -> list[
     heads = range(len(rounded)) if head is None else [head]
     S = len(rounded[0][0])
     return [fixed(sum(rounded[h][query][j] for h in heads) / len(heads)) for j in range(S)]
+
+
+def drawing_label(sentence: dict, layer: int, query: int, heads: list[str]) -> str:
+    """What the drawing's aria-label must say, from the data: each head's strongest key."""
+    tops = []
+    for h, name in enumerate(heads):
+        row = sentence["weights"][layer][h][query]
+        j = max(range(len(row)), key=lambda k: (row[k], -k))  # the first of equal weights
+        tops.append(f"{name} '{sentence['keys'][j]}' ({fixed(row[j], 2)})")
+    title = f"{sentence['title']}: " if sentence["title"] else ""
+    return (
+        f"{title}attention lines of layer {layer} from the query '{sentence['queries'][query]}' "
+        f"to the keys; strongest key per head: {', '.join(tops)}"
+    )
 
 
 def render(choice):
@@ -171,7 +185,7 @@ def test_the_default_query_is_drawn_and_described_as_python_says(page):
     assert key_weights(panel) == expected(W_EN, 0, 0, 7)
     assert "is-current" in query(panel, 7).get_attribute("class")
     data = json.loads(page.locator("#sentences .attnbook-data").text_content())
-    label = svg_label(data["sentences"][0], 0, 7, "layer 0", ["head 0", "head 1"])
+    label = drawing_label(data["sentences"][0], 0, 7, ["head 0", "head 1"])
     assert panel.locator("svg").get_attribute("aria-label") == label
     assert (
         page.locator("#sentences .attnbook-status")
@@ -180,6 +194,59 @@ def test_the_default_query_is_drawn_and_described_as_python_says(page):
     )
     lines = panel.locator("svg line").count()
     assert 0 < lines <= len(EN)
+
+
+def test_the_script_builds_labelled_controls_and_token_panels_from_the_data(page):
+    view = page.locator("#sentences .attnbook-view")
+    assert view.locator(".attnbook-fallback").count() == 0, "the fallback is replaced"
+    select = view.get_by_label("sentence")
+    assert select.evaluate("s => s.tagName") == "SELECT"
+    assert select.locator("option").all_text_contents() == ["English", "中文"]
+    layers = view.get_by_role("group", name="layer").get_by_role("button")
+    assert layers.all_text_contents() == ["layer 0", "layer 1"]
+    assert [layers.nth(i).get_attribute("aria-pressed") for i in range(2)] == ["true", "false"]
+    heads = view.get_by_role("group", name="head").locator("button")
+    assert heads.all_text_contents() == ["head 0", "head 1", "all"]
+    assert [heads.nth(i).get_attribute("data-value") for i in range(3)] == ["0", "1", "-1"]
+    assert view.locator(".attnbook-swatch").count() == 2
+    for kind in ("SVG", "PNG"):
+        assert view.get_by_role("button", name=f"download the drawing as {kind}").count() == 1
+    panels = view.locator(".attnbook-sentence")
+    assert [panels.nth(i).evaluate("p => p.hidden") for i in range(2)] == [False, True]
+    panel = panels.nth(0)
+    assert panel.locator(".attnbook-title").text_content() == "who is she?"
+    assert query(panel, 7).get_attribute("aria-label") == "query 7: she"
+    assert panel.locator(".attnbook-k").evaluate_all("ks => ks.map(k => k.dataset.keyIndex)") == [
+        str(j) for j in range(len(EN))
+    ]
+    svg = panel.locator("svg.attnbook-lines")
+    assert svg.get_attribute("role") == "img"
+    assert svg.get_attribute("viewBox") == f"0 0 100 {24 * len(EN)}"
+    assert view.locator(".attnbook-status").get_attribute("aria-live") == "polite"
+    cross = page.locator("#cross .attnbook-view")
+    assert cross.locator("select").count() == 0, "one sentence needs no sentence selector"
+    assert cross.get_by_role("group", name="head").locator("button").count() == 4
+
+
+def test_without_scripts_the_fallback_shows_titles_text_and_strongest_keys(browser, views_page):
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(views_page, wait_until="load")
+        view = page.locator("#sentences .attnbook-view")
+        assert view.locator(".attnbook-fallback").is_visible()
+        assert view.locator(".attnbook-q").count() == 0
+        titles = view.locator(".attnbook-fallback .attnbook-title").all_text_contents()
+        assert titles == ["English: who is she?", "中文"]
+        texts = view.locator(".attnbook-text").all_text_contents()
+        assert texts == [" ".join(EN), "".join(ZH)]
+        data = json.loads(view.locator(".attnbook-data").text_content())
+        first = data["sentences"][0]
+        said = view.locator(".attnbook-summary").first.text_content()
+        assert said == summary(first, 0, "layer 0", ["head 0", "head 1"])
+        assert said.startswith("In layer 0, 'she' attends most to ")
+    finally:
+        context.close()
 
 
 def test_pointing_at_a_query_shows_its_weights_and_another_changes_them(page):

@@ -12,7 +12,13 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from attnbook.viz.attention_view import attention_view, attention_views, status_line, svg_label
+from attnbook.viz.attention_view import (
+    HEAD_COLORS,
+    ROW_PX,
+    attention_view,
+    attention_views,
+    summary,
+)
 from attnbook.viz.style import render_png, set_alt
 from attnbook.viz.web import HTMLView, asset, figure_explorer, figure_switcher
 
@@ -224,79 +230,80 @@ def test_one_layer_is_one_3d_tensor(one_layer):
     assert len(data["sentences"][0]["weights"]) == 1 and data["sentences"][0]["query"] == 0
 
 
-def test_query_tokens_are_labelled_buttons_and_keys_carry_their_index():
-    root = parse(attention_view(WEIGHTS, TOKENS, query=3).html)
-    queries = root.find_all("button", class_="attnbook-q")
-    assert [q.attrs["data-query-index"] for q in queries] == ["0", "1", "2", "3", "4"]
-    assert (
-        queries[3].attrs["aria-label"] == "query 3: he"
-        and "is-current" in queries[3].attrs["class"]
-    )
-    keys = root.find_all("span", class_="attnbook-k")
-    assert [k.all_text() for k in keys] == TOKENS
+def test_python_writes_data_and_a_fallback_and_the_script_builds_the_controls():
+    """The controls, token panels and status line are built by attnview.js (see
+    tests/site/test_views.py); Python writes none of them, so there is one builder."""
+    view = attention_view(WEIGHTS, TOKENS, query=3)
+    root = parse(view.html)
+    assert not root.find_all("button") and not root.find_all("fieldset")
+    assert not root.find_all("svg") and not root.find_all("select")
+    (fallback,) = root.find_all("div", class_="attnbook-fallback")
+    assert [p.attrs["class"] for p in fallback.find_all("p")] == [
+        "attnbook-note",
+        "attnbook-text",
+        "attnbook-summary",
+    ]
+    assert "attention(view, d)" in asset("attnview.js")
 
 
-def test_layer_and_head_selectors_are_fieldsets_of_buttons_with_all_heads():
-    root = parse(attention_view(WEIGHTS, TOKENS, head_names=["A", "B"]).html)
-    layers, heads = root.find_all("fieldset")
-    assert layers.find_all("legend")[0].all_text() == "layer"
-    assert [b.all_text() for b in heads.find_all("button")] == ["A", "B", "all"]
-    assert [b.attrs["data-value"] for b in heads.find_all("button")] == ["0", "1", "-1"]
-    assert not root.find_all("select"), "one sentence needs no sentence selector"
-    exports = [b.attrs["data-export"] for b in root.find_all("button") if "data-export" in b.attrs]
-    assert exports == ["svg", "png"]
+def test_the_view_data_names_layers_heads_colours_and_the_selector():
+    data = view_data(attention_view(WEIGHTS, TOKENS, head_names=["A", "B"]))
+    assert data["heads"] == ["A", "B"] and data["layers"] == ["layer 0", "layer 1"]
+    assert data["colors"] == list(HEAD_COLORS[:2])
+    assert data["row"] == ROW_PX and data["description"] == "sentence"
+    assert data["id"].startswith("attnbook-")
+    (sentence,) = data["sentences"]
+    assert sentence["label"] == sentence["title"] == ""
 
 
-def test_the_drawing_is_an_image_whose_label_names_each_heads_strongest_key():
+def test_the_fallback_says_where_the_default_query_looks_in_every_head():
     w = torch.zeros(1, 2, 3, 3)
     w[0, 0, 1] = torch.tensor([0.1, 0.2, 0.7])
     w[0, 1, 1] = torch.tensor([0.6, 0.3, 0.1])
-    view = attention_view(w, ["Mary", "she", "ran"], query=1, title="s")
-    (svg,) = parse(view.html).find_all("svg")
-    assert svg.attrs["role"] == "img"
-    assert svg.attrs["aria-label"] == (
-        "s: attention lines of layer 0 from the query 'she' to the keys; strongest key per head: "
-        "head 0 'ran' (0.70), head 1 'Mary' (0.60)"
-    )
-    (status,) = parse(view.html).find_all("p", class_="attnbook-status")
-    assert status.attrs["aria-live"] == "polite"
-    assert status.all_text() == "layer 0, head 0: 'she' attends most to 'ran' (0.70)"
+    root = parse(attention_view(w, ["Mary", "she", "ran"], query=1, title="s").html)
+    (fallback,) = root.find_all("div", class_="attnbook-fallback")
+    texts = [p.all_text() for p in fallback.find_all("p")][1:]
+    assert texts == [
+        "s",
+        "Mary she ran",
+        "In layer 0, 'she' attends most to 'ran' (0.70) in head 0 and to 'Mary' (0.60) in head 1.",
+    ]
 
 
-def test_texts_round_like_the_browser_ties_away_from_zero():
-    d = {"weights": [[[[0.125, 0.875]]]], "queries": ["a"], "keys": ["b", "c"], "title": ""}
-    assert status_line(d, 0, 0, 0, "L0", "H0") == "L0, H0: 'a' attends most to 'c' (0.88)"
+def test_the_fallback_rounds_like_the_browser_ties_away_from_zero():
+    d = {"weights": [[[[0.125, 0.875]]]], "queries": ["a"], "keys": ["b", "c"], "query": 0}
+    assert summary(d, 0, "L0", ["H0"]) == "In L0, 'a' attends most to 'c' (0.88) in H0."
     d["weights"] = [[[[0.625, 0.375]]]]
-    assert svg_label(d, 0, 0, "L0", ["H0"]).endswith("H0 'b' (0.63)")
+    assert summary(d, 0, "L0", ["H0"]).endswith("'b' (0.63) in H0.")
 
 
 def test_cross_attention_has_its_own_key_tokens():
     w = torch.softmax(torch.randn(2, 3, 4), -1)
     view = attention_view(w, ["我", "爱", "你"], key_tokens=["I", "love", "you", "."])
     (sentence,) = view_data(view)["sentences"]
-    assert sentence["queries"] == ["我", "爱", "你"] and sentence["keys"] == [
-        "I",
-        "love",
-        "you",
-        ".",
-    ]
-    (svg,) = parse(view.html).find_all("svg")
-    assert svg.attrs["viewbox"]  # (the parser lowercases names) == "0 0 100 96"  # 4 rows of 24 px
+    assert sentence["queries"] == ["我", "爱", "你"]
+    assert sentence["keys"] == ["I", "love", "you", "."]
+    (text,) = parse(view.html).find_all("p", class_="attnbook-text")
+    assert text.all_text() == "queries: 我爱你; keys: I love you ."  # Chinese runs together
 
 
-def test_several_sentences_share_layer_and_head_buttons_and_get_a_labelled_selector():
+def test_several_sentences_share_layers_and_heads_and_each_has_its_fallback():
     view = attention_views(
         {
             "en": dict(weights=WEIGHTS, tokens=TOKENS, query=3),
             "zh": dict(weights=WEIGHTS[:, :, :3, :3], tokens=["他", "哭", "了"], title="中文"),
-        }
+        },
+        description="which sentence",
     )
+    data = view_data(view)
+    assert [d["label"] for d in data["sentences"]] == ["en", "zh"]
+    assert data["description"] == "which sentence"
     root = parse(view.html)
-    (select,) = root.find_all("select")
-    assert root.find_all("label")[0].attrs["for"] == select.attrs["id"]
-    assert [o.all_text() for o in select.find_all("option")] == ["en", "zh"]
-    panels = root.find_all("div", class_="attnbook-sentence")
-    assert ["hidden" in p.attrs for p in panels] == [False, True]
+    titles = [p.all_text() for p in root.find_all("p", class_="attnbook-title")]
+    assert titles == ["en", "zh: 中文"]
+    texts = [p.all_text() for p in root.find_all("p", class_="attnbook-text")]
+    assert texts == [" ".join(TOKENS), "他哭了"]
+    assert len(root.find_all("p", class_="attnbook-summary")) == 2
     assert view.text == "attention view: 2 sentences, 2 layers x 2 heads"
 
 
@@ -365,7 +372,8 @@ def test_nbval_compares_a_views_structure_not_its_data_script_or_images():
     assert '<script class="attnbook-js">SCRIPT</script>' in clean and "function" not in clean
     assert '<style class="attnbook-css">STYLE</style>' in clean and "{" not in clean
     assert "data:image/png;base64,PNG" in sanitize(fig_a) and len(sanitize(fig_a)) < 2000
-    assert "query 1: cried" in clean and "<legend>head</legend>" in clean  # structure stays
+    assert '<p class="attnbook-summary">SUMMARY</p>' in clean
+    assert f'<p class="attnbook-text">{" ".join(TOKENS)}</p>' in clean  # the text stays
     # The view's counter differs here because both views are made in one process.
     assert re.sub(r"attnbook-\d+-", "", clean) == re.sub(r"attnbook-\d+-", "", sanitize(attn_b))
     assert re.sub(r"attnbook-\d+-", "", sanitize(fig_a)) == re.sub(

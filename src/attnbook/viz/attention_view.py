@@ -7,6 +7,16 @@ head in its own colour); a live line of text says where the query looks; "SVG" a
 download the drawing. The weights travel in the page as data (rounded to 4 decimals), so the
 view needs no kernel; see :mod:`attnbook.viz.web` for how a view is put together.
 
+Python writes only the data and a static fallback (titles, sentence text, the default query's
+strongest key per head) for readers without scripts; the script ``static/attnview.js`` builds the
+view from the data with ``window.attnbookViews1.attention(container, data)`` — the one builder,
+which the live panel (:mod:`attnbook.viz.live`) calls too. The data::
+
+    {"id": element id, "description": label of the sentence selector,
+     "layers": [layer names], "heads": [head names], "colors": [one CSS colour per head],
+     "row": ROW_PX, "sentences": [{"label": str, "title": str, "queries": [L tokens],
+     "keys": [S tokens], "query": default query index, "weights": (layers, H, L, S) lists}]}
+
 Shape legend: H heads, L queries, S keys.
 """
 
@@ -22,9 +32,9 @@ from torch import Tensor
 from attnbook.viz.heads import HEAD_COLORS
 from attnbook.viz.web import HTMLView, element_id, view_html
 
-__all__ = ["attention_view", "attention_views", "HEAD_COLORS", "ROW_PX"]
+__all__ = ["attention_view", "attention_views", "summary", "HEAD_COLORS", "ROW_PX"]
 
-#: Height of one token row in CSS pixels (the script draws lines at the same positions).
+#: Height of one token row in CSS pixels (the script's ``row``; attnview.css's ``--attnbook-row``).
 ROW_PX = 24
 
 
@@ -143,18 +153,24 @@ def attention_views(
     heads = _names(head_names, n_heads, "head")
     colors = [HEAD_COLORS[h % len(HEAD_COLORS)] for h in range(n_heads)]
     uid = element_id("attention", [(d["label"], d["queries"], d["keys"]) for d in data])
-    body = [_controls(data, layers, heads, colors, uid, description)]
-    for k, d in enumerate(data):
-        body.append(_panel(d, k, layers[0], heads))
-    first = data[0]
-    body.append(
-        f'<p class="attnbook-status" aria-live="polite">'
-        f"{_esc(status_line(first, 0, 0, first['query'], layers[0], heads[0]))}</p>"
+    view = {
+        "id": uid,
+        "description": str(description),
+        "layers": layers,
+        "heads": heads,
+        "colors": colors,
+        "row": ROW_PX,
+        "sentences": data,
+    }
+    body = "".join(_fallback(d, layers[0], heads, many=len(data) > 1) for d in data)
+    body = (
+        '<div class="attnbook-fallback"><p class="attnbook-note">A view of attention that '
+        "responds to the pointer where scripts run (the book's site, a trusted notebook); "
+        f"here, the default query's strongest keys.</p>{body}</div>"
     )
-    view = {"layers": layers, "heads": heads, "colors": colors, "row": ROW_PX, "sentences": data}
     count = f"{len(data)} sentence{'s' if len(data) != 1 else ''}"
     return HTMLView(
-        view_html("attention", view, "".join(body)),
+        view_html("attention", view, body),
         f"attention view: {count}, {n_layers} layers x {n_heads} heads",
     )
 
@@ -188,10 +204,6 @@ def attention_view(
     return attention_views({title: spec}, layer_names=layer_names, head_names=head_names)
 
 
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
 def _top(row: Sequence[float]) -> int:
     best = 0
     for j, x in enumerate(row):
@@ -200,87 +212,34 @@ def _top(row: Sequence[float]) -> int:
     return best
 
 
-def status_line(d: dict, layer: int, head: int, q: int, layer_name: str, head_name: str) -> str:
-    """The live line under the view, e.g. ``layer 1, head 0: 'she' attends most to 'Mary'
-    (0.83)`` (the script writes the same words after each change)."""
-    row = d["weights"][layer][head][q]
-    j = _top(row)
-    return (
-        f"{layer_name}, {head_name}: '{d['queries'][q]}' attends most to '{d['keys'][j]}' "
-        f"({_fixed(row[j], 2)})"
-    )
+def _text(tokens: Sequence[str]) -> str:
+    """Tokens as a line of text: Chinese characters run together, other tokens spaced."""
+    cjk = any("\u3400" <= ch <= "\u9fff" for t in tokens for ch in t)
+    return ("" if cjk else " ").join(tokens)
 
 
-def svg_label(d: dict, layer: int, q: int, layer_name: str, heads: Sequence[str]) -> str:
-    """What the drawing shows, for a screen reader: the query's strongest key in every head."""
+def summary(d: dict, layer: int, layer_name: str, heads: Sequence[str]) -> str:
+    """The fallback's sentence: where the default query attends most in every head, e.g.
+    ``In layer 0, 'she' attends most to 'Mary' (0.83) in head 0 and to 'Tom' (0.51) in head 1.``
+    (weights to 2 decimals, ties away from zero as the script's ``toFixed``)."""
+    q = d["query"]
     tops = []
     for h, name in enumerate(heads):
         row = d["weights"][layer][h][q]
         j = _top(row)
-        tops.append(f"{name} '{d['keys'][j]}' ({_fixed(row[j], 2)})")
-    title = f"{d['title']}: " if d["title"] else ""
-    return (
-        f"{title}attention lines of {layer_name} from the query '{d['queries'][q]}' to the keys; "
-        f"strongest key per head: {', '.join(tops)}"
-    )
+        tops.append(f"'{d['keys'][j]}' ({_fixed(row[j], 2)}) in {name}")
+    listed = tops[0] if len(tops) == 1 else ", to ".join(tops[:-1]) + " and to " + tops[-1]
+    return f"In {layer_name}, '{d['queries'][q]}' attends most to {listed}."
 
 
-def _buttons(cls: str, legend: str, items: Sequence[tuple[int, str, str | None]]) -> str:
-    """A fieldset of toggle buttons; ``items`` are (value, label, swatch colour or None)."""
-    out = []
-    for i, (value, label, color) in enumerate(items):
-        swatch = (
-            f'<span class="attnbook-swatch" style="background:{color}" aria-hidden="true"></span>'
-            if color
-            else ""
-        )
-        out.append(
-            f'<button type="button" data-value="{value}" aria-pressed="{str(i == 0).lower()}">'
-            f"{swatch}{_esc(label)}</button>"
-        )
-    return f'<fieldset class="attnbook-buttons {cls}"><legend>{legend}</legend>{"".join(out)}</fieldset>'
-
-
-def _controls(data, layers, heads, colors, uid, description) -> str:
-    parts = []
-    if len(data) > 1:
-        options = "".join(f"<option>{_esc(d['label'])}</option>" for d in data)
-        parts.append(
-            f'<div class="attnbook-control"><label for="{uid}-s">{_esc(description)}</label>'
-            f'<select id="{uid}-s" class="attnbook-sentence-select">{options}</select></div>'
-        )
-    parts.append(_buttons("attnbook-layers", "layer", [(i, n, None) for i, n in enumerate(layers)]))
-    items = [(h, n, c) for h, (n, c) in enumerate(zip(heads, colors))] + [(-1, "all", None)]
-    parts.append(_buttons("attnbook-heads", "head", items))
-    parts.append(
-        '<div class="attnbook-export"><button type="button" data-export="svg" '
-        'aria-label="download the drawing as SVG">SVG</button><button type="button" '
-        'data-export="png" aria-label="download the drawing as PNG">PNG</button></div>'
-    )
-    return f'<div class="attnbook-controls">{"".join(parts)}</div>'
-
-
-def _panel(d: dict, k: int, layer_name: str, heads: Sequence[str]) -> str:
-    """One sentence: query buttons, the drawing, key tokens (the script fills in the lines)."""
-    q0 = d["query"]
-    queries = "".join(
-        f'<button type="button" class="attnbook-q{" is-current" if i == q0 else ""}" '
-        f'data-query-index="{i}" aria-pressed="false" aria-label="query {i}: {_esc(t)}">'
-        f"{_esc(t)}</button>"
-        for i, t in enumerate(d["queries"])
-    )
-    keys = "".join(
-        f'<span class="attnbook-k" data-key-index="{j}">{_esc(t)}</span>'
-        for j, t in enumerate(d["keys"])
-    )
-    height = max(len(d["queries"]), len(d["keys"])) * ROW_PX
-    label = _esc(svg_label(d, 0, q0, layer_name, heads))
-    title = f'<p class="attnbook-title">{_esc(d["title"])}</p>' if d["title"] else ""
-    return (
-        f'<div class="attnbook-sentence" data-sentence="{k}"{" hidden" if k else ""}>{title}'
-        f'<div class="attnbook-tokens"><div class="attnbook-col attnbook-queries">{queries}</div>'
-        f'<svg class="attnbook-lines" role="img" aria-label="{label}" viewBox="0 0 100 {height}" '
-        f'preserveAspectRatio="none" width="100%" height="{height}" style="height:{height}px">'
-        "</svg>"
-        f'<div class="attnbook-col attnbook-keys">{keys}</div></div></div>'
+def _fallback(d: dict, layer_name: str, heads: Sequence[str], *, many: bool) -> str:
+    """One sentence for readers without scripts: its title, text and :func:`summary`."""
+    title = ": ".join(x for x in (d["label"] if many else "", d["title"]) if x)
+    text = _text(d["queries"])
+    if d["keys"] != d["queries"]:
+        text = f"queries: {text}; keys: {_text(d['keys'])}"
+    parts = [("title", title)] if title else []
+    parts += [("text", text), ("summary", summary(d, 0, layer_name, heads))]
+    return "".join(
+        f'<p class="attnbook-{cls}">{html.escape(x, quote=False)}</p>' for cls, x in parts
     )

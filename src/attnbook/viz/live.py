@@ -7,7 +7,8 @@ extension ``book/_ext/live_models.py`` — and reads it as safetensors (8-byte h
 header, raw little-endian float32). It tokenises the sentence as
 :func:`attnbook.tasks.vocab.tokenize` does, runs :meth:`attnbook.models.detective.Detective.forward`
 with plain loops (23,520 parameters, two layers: no runtime library needed), and draws every head
-of every layer with the hover view of :mod:`attnbook.viz.attention_view`, the pointer's
+of every layer with the hover view of :mod:`attnbook.viz.attention_view` (built by the same
+JavaScript function, ``attnbookViews1.attention``, with the same data schema), the pointer's
 probability for every token and the answer. ``tests/site/test_live.py`` compares the browser's
 weights and probabilities with PyTorch's.
 
@@ -183,8 +184,10 @@ def live_panel(
         "</details>"
     )
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-    # Not an .attnbook-view: the hover view it draws is one (made in the browser, see
-    # detective.js); the views' style and script come along for it.
+    # Not an .attnbook-view: the hover view it draws is one, built in the browser by
+    # attnbookViews1.attention (attnview.js, called from detective.js) from the "layers",
+    # "heads", "colors" and "row" above and the run's tokens and weights; the views' style and
+    # script come along for it.
     html_text = (
         '<div class="attnbook-live-panel mathjax_ignore tex2jax_ignore" data-kind="live">'
         f'<style class="attnbook-css">{asset("attnview.css")}</style>'

@@ -1,5 +1,7 @@
 // Behaviour of attnbook's HTML views (attnbook.viz.web): defined once per page, then every view
 // next to this script that is not yet set up is initialised. No kernel, no network.
+// API (window.attnbookViews1): init(view), initAll(root), and attention(container, data), the one
+// builder of the attention view's markup (attnbook.viz.attention_view and attnbook.viz.live).
 (function () {
   "use strict";
   var NS = "attnbookViews1";
@@ -71,6 +73,85 @@
         }
       });
       show();
+    }
+
+    var made = 0;  // ids for views built without one in their data
+    function el(tag, attrs, text) {
+      var e = tag === "svg" ? document.createElementNS(SVGNS, tag) : document.createElement(tag);
+      Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+      if (text !== undefined) e.textContent = text;
+      return e;
+    }
+    // A fieldset of toggle buttons; items are [value, label, swatch colour or undefined].
+    function buttons(cls, legend, items) {
+      var f = el("fieldset", { "class": "attnbook-buttons " + cls });
+      f.appendChild(el("legend", {}, legend));
+      items.forEach(function (it, n) {
+        var b = f.appendChild(el("button", { type: "button", "data-value": it[0], "aria-pressed": String(n === 0) }));
+        if (it[2]) b.appendChild(el("span", { "class": "attnbook-swatch", style: "background:" + it[2], "aria-hidden": "true" }));
+        b.appendChild(document.createTextNode(it[1]));
+      });
+      return f;
+    }
+    // The attention view's markup (controls, one panel per sentence, status line); the lines,
+    // shading, labels and status are drawn by initAttention.
+    function buildAttention(d, uid) {
+      var out = document.createDocumentFragment(), R = d.row;
+      var controls = out.appendChild(el("div", { "class": "attnbook-controls" }));
+      if (d.sentences.length > 1) {
+        var box = controls.appendChild(el("div", { "class": "attnbook-control" }));
+        box.appendChild(el("label", { "for": uid + "-s" }, d.description || "sentence"));
+        var select = box.appendChild(el("select", { id: uid + "-s", "class": "attnbook-sentence-select" }));
+        d.sentences.forEach(function (sen) { select.appendChild(el("option", {}, sen.label)); });
+      }
+      controls.appendChild(buttons("attnbook-layers", "layer", d.layers.map(function (n, l) { return [l, n]; })));
+      controls.appendChild(buttons("attnbook-heads", "head",
+        d.heads.map(function (n, h) { return [h, n, d.colors[h]]; }).concat([[-1, "all"]])));
+      var exp = controls.appendChild(el("div", { "class": "attnbook-export" }));
+      ["svg", "png"].forEach(function (kind) {
+        exp.appendChild(el("button", { type: "button", "data-export": kind,
+          "aria-label": "download the drawing as " + kind.toUpperCase() }, kind.toUpperCase()));
+      });
+      d.sentences.forEach(function (sen, k) {
+        var panel = out.appendChild(el("div", { "class": "attnbook-sentence", "data-sentence": k }));
+        panel.hidden = k > 0;
+        if (sen.title) panel.appendChild(el("p", { "class": "attnbook-title" }, sen.title));
+        var tokens = panel.appendChild(el("div", { "class": "attnbook-tokens" }));
+        var qs = tokens.appendChild(el("div", { "class": "attnbook-col attnbook-queries" }));
+        sen.queries.forEach(function (t, i) {
+          qs.appendChild(el("button", { type: "button", "class": "attnbook-q" + (i === sen.query ? " is-current" : ""),
+            "data-query-index": i, "aria-pressed": "false", "aria-label": "query " + i + ": " + t }, t));
+        });
+        var height = Math.max(sen.queries.length, sen.keys.length) * R;
+        tokens.appendChild(el("svg", { "class": "attnbook-lines", role: "img", "aria-label": "attention lines",
+          viewBox: "0 0 100 " + height, preserveAspectRatio: "none", width: "100%", height: height,
+          style: "height:" + height + "px" }));
+        var ks = tokens.appendChild(el("div", { "class": "attnbook-col attnbook-keys" }));
+        sen.keys.forEach(function (t, j) { ks.appendChild(el("span", { "class": "attnbook-k", "data-key-index": j }, t)); });
+      });
+      out.appendChild(el("p", { "class": "attnbook-status", "aria-live": "polite" }));
+      return out;
+    }
+
+    // Public: build the attention view of `d` (the data attnbook.viz.attention_view embeds:
+    // {layers, heads, colors, row, sentences: [{label, title, queries, keys, query, weights:
+    // (layers, H, L, S)}], optional id, description}) and bring it to life. `container` is
+    // either an .attnbook-view (its .attnbook-fallback is replaced) or any element, which then
+    // gets a new .attnbook-view. Returns the view.
+    function attention(container, d) {
+      if (!d || !d.sentences || !d.sentences.length) throw new Error("attention view: data has no sentences");
+      d = Object.assign({ row: 24, description: "sentence" }, d);
+      var view = container;
+      if (!container.classList.contains("attnbook-view")) {
+        view = container.appendChild(el("div", { "class": "attnbook-view", "data-kind": "attention" }));
+      }
+      view.dataset.ready = "1";
+      var markup = buildAttention(d, d.id || "attnbook-js" + (++made));
+      var fallback = view.querySelector(".attnbook-fallback");
+      if (fallback) fallback.parentNode.replaceChild(markup, fallback);
+      else view.appendChild(markup);
+      initAttention(view, d);
+      return view;
     }
 
     function initAttention(view, d) {
@@ -245,10 +326,11 @@
       view.dataset.ready = "1";
       var d = JSON.parse(script.textContent);
       if (view.dataset.kind === "figures") initFigures(view, d);
-      else if (view.dataset.kind === "attention") initAttention(view, d);
+      else if (view.dataset.kind === "attention") attention(view, d);
     }
     return {
       init: init,
+      attention: attention,
       initAll: function (root) {
         var views = all(root, ".attnbook-view");
         if (root.classList && root.classList.contains("attnbook-view")) views.unshift(root);

@@ -175,53 +175,6 @@
       return e;
     }
 
-    // The DOM that attnbook.viz.attention_view writes (_controls, _panel, the status line), for
-    // attnview.js's initialiser to bring to life.
-    function attentionView(d, result) {
-      var S = result.tokens.length, height = S * d.row, i;
-      var data = { layers: d.layers, heads: d.heads, colors: d.colors, row: d.row, sentences: [{
-        label: "", title: "", queries: result.tokens, keys: result.tokens, query: result.pronoun,
-        weights: result.weights }] };
-      var view = el("div", { "class": "attnbook-view", "data-kind": "attention" });
-      view.appendChild(el("script", { type: "application/json", "class": "attnbook-data" }, JSON.stringify(data)));
-      var controls = view.appendChild(el("div", { "class": "attnbook-controls" }));
-      function buttons(cls, legend, items) {
-        var f = el("fieldset", { "class": "attnbook-buttons " + cls });
-        f.appendChild(el("legend", {}, legend));
-        items.forEach(function (it, n) {
-          var b = el("button", { type: "button", "data-value": it[0], "aria-pressed": String(n === 0) });
-          if (it[2]) b.appendChild(el("span", { "class": "attnbook-swatch", style: "background:" + it[2], "aria-hidden": "true" }));
-          b.appendChild(document.createTextNode(it[1]));
-          f.appendChild(b);
-        });
-        return f;
-      }
-      controls.appendChild(buttons("attnbook-layers", "layer", d.layers.map(function (n, l) { return [l, n]; })));
-      controls.appendChild(buttons("attnbook-heads", "head",
-        d.heads.map(function (n, h) { return [h, n, d.colors[h]]; }).concat([[-1, "all"]])));
-      var exp = controls.appendChild(el("div", { "class": "attnbook-export" }));
-      ["svg", "png"].forEach(function (kind) {
-        exp.appendChild(el("button", { type: "button", "data-export": kind,
-          "aria-label": "download the drawing as " + kind.toUpperCase() }, kind.toUpperCase()));
-      });
-      var panel = view.appendChild(el("div", { "class": "attnbook-sentence", "data-sentence": "0" }));
-      var box = panel.appendChild(el("div", { "class": "attnbook-tokens" }));
-      var qs = box.appendChild(el("div", { "class": "attnbook-col attnbook-queries" }));
-      for (i = 0; i < S; i++)
-        qs.appendChild(el("button", { type: "button", "class": "attnbook-q" + (i === result.pronoun ? " is-current" : ""),
-          "data-query-index": i, "aria-pressed": "false", "aria-label": "query " + i + ": " + result.tokens[i] }, result.tokens[i]));
-      var svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-      var svgAttrs = { "class": "attnbook-lines", role: "img", "aria-label": "attention lines",
-        viewBox: "0 0 100 " + height, preserveAspectRatio: "none", width: "100%", height: height,
-        style: "height:" + height + "px" };
-      Object.keys(svgAttrs).forEach(function (k) { svg.setAttribute(k, svgAttrs[k]); });
-      box.appendChild(svg);
-      var ks = box.appendChild(el("div", { "class": "attnbook-col attnbook-keys" }));
-      for (i = 0; i < S; i++) ks.appendChild(el("span", { "class": "attnbook-k", "data-key-index": i }, result.tokens[i]));
-      view.appendChild(el("p", { "class": "attnbook-status", "aria-live": "polite" }));
-      return view;
-    }
-
     // Shade from white to the views' dark blue, with black or white text (contrast >= 4.5).
     function shade(p) {
       var c = [255, 255, 255].map(function (w, k) { return Math.round(w + ([8, 48, 107][k] - w) * p); });
@@ -249,8 +202,10 @@
         if (i === a) li.classList.add("is-answer");
       });
       slot.textContent = "";
-      var view = slot.appendChild(attentionView(d, result));
-      window.attnbookViews1.init(view);
+      // The hover view of attnbook.viz.attention_view, built by its one builder (attnview.js).
+      window.attnbookViews1.attention(slot, { layers: d.layers, heads: d.heads, colors: d.colors, row: d.row,
+        description: "sentence", sentences: [{ label: "", title: "", queries: t, keys: t,
+        query: result.pronoun, weights: result.weights }] });
     }
 
     function known(d, tokens) {
