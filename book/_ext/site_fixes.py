@@ -72,8 +72,12 @@ def _figure_alt_text(app, doctree: nodes.document, docname: str) -> None:
         uri = image.get("uri", "")
         if not uri or "://" in uri or uri.startswith("data:"):
             continue
-        _, path = app.env.relfn2path(uri, docname)
-        alt, width = png_info(Path(path))
+        # Sphinx's image collector has resolved the file: candidates["*"] is relative to the
+        # source directory (the file it copies into _images/).
+        candidate = image.get("candidates", {}).get("*")
+        if not candidate:
+            continue
+        alt, width = png_info(Path(app.srcdir) / candidate)
         if alt is not None:
             image["alt"] = alt
         if width is not None:

@@ -171,7 +171,8 @@ def attention_views(
     count = f"{len(data)} sentence{'s' if len(data) != 1 else ''}"
     return HTMLView(
         view_html("attention", view, body),
-        f"attention view: {count}, {n_layers} layers x {n_heads} heads",
+        f"attention view: {count}, {n_layers} layer{'s' if n_layers != 1 else ''} x "
+        f"{n_heads} head{'s' if n_heads != 1 else ''}",
     )
 
 

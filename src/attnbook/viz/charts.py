@@ -84,7 +84,7 @@ def label_matrix(ax: Axes, L: int, S: int, x_labels, y_labels, *, keep_rows=()) 
 
 def _label(labels: Sequence[str] | None, i: int) -> str:
     text = " ".join(str(labels[i]).split()) if labels is not None else ""
-    return text or str(i)
+    return f"‘{text}’" if "=" in text else text or str(i)  # "‘H=1 D=64’=48", not "H=1 D=64=48"
 
 
 def _quote(text: str) -> str:

@@ -140,7 +140,7 @@ def alt_text(fig: Figure) -> str:
     return (
         head
         + f"{len(described)} panels. "
-        + " ".join(f"({i}) {d}." for i, d in enumerate(described, 1))
+        + " ".join(f"({i}) {d.rstrip('.')}." for i, d in enumerate(described, 1))
     )
 
 
