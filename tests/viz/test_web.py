@@ -372,6 +372,7 @@ def test_nbval_compares_a_views_structure_not_its_data_script_or_images():
     assert '<script class="attnbook-js">SCRIPT</script>' in clean and "function" not in clean
     assert '<style class="attnbook-css">STYLE</style>' in clean and "{" not in clean
     assert "data:image/png;base64,PNG" in sanitize(fig_a) and len(sanitize(fig_a)) < 2000
+    assert 'alt="ALT"' in sanitize(fig_a)  # the alt text names the data's numbers
     assert '<p class="attnbook-summary">SUMMARY</p>' in clean
     assert f'<p class="attnbook-text">{" ".join(TOKENS)}</p>' in clean  # the text stays
     # The view's counter differs here because both views are made in one process.
