@@ -46,7 +46,7 @@ __all__ = [
 #: The file name of the model under the site's ``_static/models/`` (and ``book/checkpoints/``).
 MODEL_FILE = "detective.safetensors"
 
-#: The sentences the panel offers: English (filled in) and Chinese.
+#: The sentences the panel offers, English (filled in) and Chinese.
 EXAMPLES = (
     "Anna cried and Tom ran . later she dried the tears .",
     "王芳哭了，张伟跑了。后来她擦了擦眼泪。",
