@@ -38,6 +38,12 @@ EMPTY_OUTPUTS = """() => Array.from(document.querySelectorAll('.cell_output > *'
   .filter(el => !el.innerText.trim() && !el.querySelector('img, svg, canvas, mjx-container'))
   .map(el => el.className || el.tagName)"""
 
+# Markdown that a cell displayed but the page shows as raw text: table rules or $math$.
+RAW_MARKDOWN = """() => Array.from(document.querySelectorAll('.cell_output'))
+  .map(el => el.innerText)
+  .filter(t => /\\|\\s*:?-{3,}|\\|\\s*—\\s*\\||\\$[^$\\n]+\\$/.test(t))
+  .map(t => t.slice(0, 120))"""
+
 SMALL_PRINT = """() => { const pre = document.querySelector('.cell_output pre, div.highlight pre');
   return pre ? parseFloat(getComputedStyle(pre).fontSize) : null; }"""
 
@@ -108,6 +114,7 @@ def check_readable(offline_page, name: str) -> None:
         )
 
     assert page.evaluate(EMPTY_OUTPUTS) == [], f"{name}: empty gaps where outputs were"
+    assert page.evaluate(RAW_MARKDOWN) == [], f"{name}: output shown as raw Markdown"
 
     page.add_script_tag(path=str(AXE))
     violations = page.evaluate(

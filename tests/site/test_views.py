@@ -21,7 +21,7 @@ import pytest
 import torch
 from conftest import CHROMIUM, ROOT, OfflinePage
 
-from attnbook.viz.attention_view import attention_view, attention_views, summary
+from attnbook.viz.attention_view import attention_view, attention_views, peak, summary
 from attnbook.viz.style import set_alt
 from attnbook.viz.web import figure_explorer
 
@@ -79,16 +79,16 @@ def expected(w: torch.Tensor, layer: int, head: int | None, query: int) -> list[
 
 
 def drawing_label(sentence: dict, layer: int, query: int, heads: list[str]) -> str:
-    """What the drawing's aria-label must say, from the data: each head's strongest key."""
-    tops = []
-    for h, name in enumerate(heads):
-        row = sentence["weights"][layer][h][query]
-        j = max(range(len(row)), key=lambda k: (row[k], -k))  # the first of equal weights
-        tops.append(f"{name} '{sentence['keys'][j]}' ({fixed(row[j], 2)})")
+    """What the drawing's aria-label must say, from the data: where each head peaks (every key
+    tied as shown named; Python's attention_view.peak, which the script mirrors)."""
+    tops = [
+        f"{name} {peak(sentence['weights'][layer][h][query], sentence['keys'])}"
+        for h, name in enumerate(heads)
+    ]
     title = f"{sentence['title']}: " if sentence["title"] else ""
     return (
         f"{title}attention lines of layer {layer} from the query '{sentence['queries'][query]}' "
-        f"to the keys; strongest key per head: {', '.join(tops)}"
+        f"to the keys; per head: {'; '.join(tops)}"
     )
 
 
@@ -97,6 +97,14 @@ def render(choice):
     ax.bar(range(3), [len(v) for v in choice.values()])
     ax.set_title(" / ".join(choice.values()))
     return set_alt(fig, "bars for " + ", ".join(choice.values()))
+
+
+# A head whose first query ties between three keys and whose second spreads evenly (chapter 1's
+# hand-built 说 and 小).
+TIES = ["说", "张", "丽", "他"]
+W_TIES = torch.tensor(
+    [[[0.1, 0.3, 0.3, 0.3], [0.25, 0.25, 0.25, 0.25], [0.7, 0.1, 0.1, 0.1], [1.0, 0, 0, 0]]]
+)
 
 
 @pytest.fixture(scope="module")
@@ -115,9 +123,15 @@ def views_page(tmp_path_factory):
         }
     )
     cross = attention_view(W_CROSS, TGT, key_tokens=SRC, query=1, title="translation")
+    ties = attention_view(W_TIES, TIES, query=0, title="ties")
     body = "".join(
         f'<section id="{name}"><h2>{name}</h2>{view.html}</section>'
-        for name, view in [("figures", figures), ("sentences", sentences), ("cross", cross)]
+        for name, view in [
+            ("figures", figures),
+            ("sentences", sentences),
+            ("cross", cross),
+            ("ties", ties),
+        ]
     )
     page = tmp_path_factory.mktemp("views") / "views.html"
     page.write_text(
@@ -244,7 +258,7 @@ def test_without_scripts_the_fallback_shows_titles_text_and_strongest_keys(brows
         first = data["sentences"][0]
         said = view.locator(".attnbook-summary").first.text_content()
         assert said == summary(first, 0, "layer 0", ["head 0", "head 1"])
-        assert said.startswith("In layer 0, 'she' attends most to ")
+        assert said.startswith("In layer 0, for the query 'she': head 0 attends most to ")
     finally:
         context.close()
 
@@ -316,6 +330,22 @@ def test_cross_attention_draws_from_queries_to_other_keys(page):
     assert key_weights(panel) == expected(W_CROSS, 0, 0, 3)
     page.locator("#cross").get_by_role("button", name="head 2").click()
     assert key_weights(panel) == expected(W_CROSS, 0, 2, 3)
+
+
+def test_status_names_every_tied_key_and_an_even_spread(page):
+    view = page.locator("#ties .attnbook-view")
+    panel = view.locator(".attnbook-sentence")
+    status = view.locator(".attnbook-status")
+    query(panel, 0).hover()
+    assert status.text_content() == (
+        "layer 0, head 0: '说' attends most to '张', '丽' and '他' (0.30 each)"
+    )
+    query(panel, 1).hover()
+    assert status.text_content() == (
+        "layer 0, head 0: '张' spreads its weight evenly over all 4 keys (0.25 each)"
+    )
+    query(panel, 2).hover()
+    assert status.text_content() == "layer 0, head 0: '丽' attends most to '说' (0.70)"
 
 
 @pytest.mark.parametrize("kind", ["svg", "png"])

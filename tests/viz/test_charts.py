@@ -109,8 +109,9 @@ def test_bars_list_every_value_and_mark_the_highlight_by_hatching(book_style):
     fig = viz.bars(WEIGHTS, TOKENS, highlight=6, xlabel="key token", ylabel="weight", title="他")
     bar = fig.axes[0].patches[6]
     assert bar.get_hatch() and bar.get_edgecolor()[:3] == (0.0, 0.0, 0.0)
+    assert fig.axes[0].get_xticklabels()[6].get_bbox_patch() is not None  # its label is boxed
     image = shown(fig)
-    assert "张=0.60" in image.alt and "highlighted (orange, hatched): 他" in image.alt
+    assert "张=0.60" in image.alt and "highlighted (orange, hatched, label boxed): 他" in image.alt
 
 
 def test_many_bars_give_the_top_three_and_the_range(book_style):

@@ -1,5 +1,7 @@
 """Layout helpers: the palette is the style file's, sizes are CSS pixels, labels never overlap."""
 
+import re
+
 import matplotlib.pyplot as plt
 import pytest
 from cycler import cycler
@@ -81,4 +83,12 @@ def test_describe_puts_alt_text_on_the_figure_or_on_the_panel():
 def test_alt_text_is_cut_at_the_limit():
     fig, ax = plt.subplots()
     layout.describe(ax, True, "x " * 1000)
-    assert len(fig._attnbook_alt) == layout.MAX_ALT and fig._attnbook_alt.endswith("…")
+    assert len(fig._attnbook_alt) <= layout.MAX_ALT and fig._attnbook_alt.endswith(" …")
+
+
+def test_alt_text_is_cut_after_a_complete_item():
+    fig, ax = plt.subplots()
+    layout.describe(ax, True, ", ".join(f"token{i}=0.{i:02d}" for i in range(100)))
+    alt = fig._attnbook_alt
+    assert len(alt) <= layout.MAX_ALT and alt.endswith(" …")
+    assert re.search(r"token\d+=0\.\d\d …$", alt), alt  # no item cut mid-word

@@ -17,6 +17,7 @@ from attnbook.viz.attention_view import (
     ROW_PX,
     attention_view,
     attention_views,
+    peak,
     summary,
 )
 from attnbook.viz.style import render_png, set_alt
@@ -266,15 +267,29 @@ def test_the_fallback_says_where_the_default_query_looks_in_every_head():
     assert texts == [
         "s",
         "Mary she ran",
-        "In layer 0, 'she' attends most to 'ran' (0.70) in head 0 and to 'Mary' (0.60) in head 1.",
+        "In layer 0, for the query 'she': head 0 attends most to 'ran' (0.70); "
+        "head 1 attends most to 'Mary' (0.60).",
     ]
 
 
 def test_the_fallback_rounds_like_the_browser_ties_away_from_zero():
     d = {"weights": [[[[0.125, 0.875]]]], "queries": ["a"], "keys": ["b", "c"], "query": 0}
-    assert summary(d, 0, "L0", ["H0"]) == "In L0, 'a' attends most to 'c' (0.88) in H0."
+    assert summary(d, 0, "L0", ["H0"]) == "In L0, for the query 'a': H0 attends most to 'c' (0.88)."
     d["weights"] = [[[[0.625, 0.375]]]]
-    assert summary(d, 0, "L0", ["H0"]).endswith("'b' (0.63) in H0.")
+    assert summary(d, 0, "L0", ["H0"]).endswith("'b' (0.63).")
+
+
+def test_peak_names_every_key_that_ties_as_shown_and_an_even_spread():
+    keys = ["老", "张", "丽", "他"]
+    assert (
+        peak([0.1, 0.2067, 0.2066, 0.2068], keys)
+        == "attends most to '张', '丽' and '他' (0.21 each)"
+    )
+    assert peak([0.25, 0.25, 0.25, 0.25], keys) == (
+        "spreads its weight evenly over all 4 keys (0.25 each)"
+    )
+    assert peak([0.1, 0.7, 0.1, 0.1], keys) == "attends most to '张' (0.70)"
+    assert peak([0.3, 0.3, 0.2, 0.2], keys) == "attends most to '老' and '张' (0.30 each)"
 
 
 def test_cross_attention_has_its_own_key_tokens():

@@ -32,7 +32,7 @@ from torch import Tensor
 from attnbook.viz.heads import HEAD_COLORS
 from attnbook.viz.web import HTMLView, element_id, view_html
 
-__all__ = ["attention_view", "attention_views", "summary", "HEAD_COLORS", "ROW_PX"]
+__all__ = ["attention_view", "attention_views", "peak", "summary", "HEAD_COLORS", "ROW_PX"]
 
 #: Height of one token row in CSS pixels (the script's ``row``; attnview.css's ``--attnbook-row``).
 ROW_PX = 24
@@ -135,7 +135,8 @@ def attention_views(
         sentences: label -> ``dict(weights=..., tokens=..., key_tokens=None, query=None,
             title="")``, each entry as in :func:`attention_view`. Every sentence must have the
             same number of layers and heads (the layer and head buttons are shared).
-        layer_names, head_names: names shown on the buttons (default ``"layer 0"``, ``"head 0"``).
+        layer_names: names shown on the layer buttons (default ``"layer 0"``, ``"layer 1"``, ...).
+        head_names: names shown on the head buttons (default ``"head 0"``, ``"head 1"``, ...).
         description: label of the sentence selector.
     """
     if not sentences:
@@ -195,7 +196,8 @@ def attention_view(
         key_tokens: the S key tokens (default: ``tokens``; different for cross-attention).
         query: the query shown before any interaction (default 0).
         title: a line above the tokens.
-        layer_names, head_names: names shown on the buttons (default ``"layer 0"``, ``"head 0"``).
+        layer_names: names shown on the layer buttons (default ``"layer 0"``, ``"layer 1"``, ...).
+        head_names: names shown on the head buttons (default ``"head 0"``, ``"head 1"``, ...).
 
     Raises:
         ValueError: weights not 3-D/4-D or layers of different shapes; a token count that is
@@ -205,32 +207,34 @@ def attention_view(
     return attention_views({title: spec}, layer_names=layer_names, head_names=head_names)
 
 
-def _top(row: Sequence[float]) -> int:
-    best = 0
-    for j, x in enumerate(row):
-        if x > row[best]:
-            best = j
-    return best
-
-
 def _text(tokens: Sequence[str]) -> str:
     """Tokens as a line of text: Chinese characters run together, other tokens spaced."""
     cjk = any("\u3400" <= ch <= "\u9fff" for t in tokens for ch in t)
     return ("" if cjk else " ").join(tokens)
 
 
+def peak(row: Sequence[float], keys: Sequence[str]) -> str:
+    """Where one row of weights peaks, as shown (2 decimals): ``attends most to 'Mary' (0.83)``,
+    every key that ties with the largest named (``'Zhang', 'Mary' and 'he' (0.21 each)``), or
+    ``spreads its weight evenly over all 9 keys (0.11 each)``. The view's script uses the same
+    rule for its status line."""
+    shown = [_fixed(x, 2) for x in row]
+    best = max(shown, key=float)
+    tied = [f"'{k}'" for k, x in zip(keys, shown) if x == best]
+    if len(tied) == len(keys) > 1:
+        return f"spreads its weight evenly over all {len(keys)} keys ({best} each)"
+    listed = tied[0] if len(tied) == 1 else ", ".join(tied[:-1]) + " and " + tied[-1]
+    return f"attends most to {listed} ({best}{' each' if len(tied) > 1 else ''})"
+
+
 def summary(d: dict, layer: int, layer_name: str, heads: Sequence[str]) -> str:
-    """The fallback's sentence: where the default query attends most in every head, e.g.
-    ``In layer 0, 'she' attends most to 'Mary' (0.83) in head 0 and to 'Tom' (0.51) in head 1.``
-    (weights to 2 decimals, ties away from zero as the script's ``toFixed``)."""
+    """The fallback's sentence: where the default query attends in every head, e.g.
+    ``In layer 0, for the query 'she': head 0 attends most to 'Mary' (0.83); head 1 attends most
+    to 'Tom' (0.51).`` (:func:`peak`; weights to 2 decimals, ties away from zero as the script's
+    ``toFixed``)."""
     q = d["query"]
-    tops = []
-    for h, name in enumerate(heads):
-        row = d["weights"][layer][h][q]
-        j = _top(row)
-        tops.append(f"'{d['keys'][j]}' ({_fixed(row[j], 2)}) in {name}")
-    listed = tops[0] if len(tops) == 1 else ", to ".join(tops[:-1]) + " and to " + tops[-1]
-    return f"In {layer_name}, '{d['queries'][q]}' attends most to {listed}."
+    parts = [f"{name} {peak(d['weights'][layer][h][q], d['keys'])}" for h, name in enumerate(heads)]
+    return f"In {layer_name}, for the query '{d['queries'][q]}': " + "; ".join(parts) + "."
 
 
 def _fallback(d: dict, layer_name: str, heads: Sequence[str], *, many: bool) -> str:

@@ -178,7 +178,7 @@ def bars(
 ) -> Figure:
     """A labelled bar chart of a 1-D tensor, one bar per label, each bar annotated with its value.
 
-    ``highlight``: the index of a bar drawn orange, hatched and outlined. ``color``: the other
+    ``highlight``: the index of a bar drawn orange, hatched and outlined, its label boxed. ``color``: the other
     bars' colour (an Okabe–Ito name of :data:`~attnbook.viz.layout.OKABE_ITO`, a ``tab:`` name, drawn in the nearest
     Okabe–Ito colour, or any matplotlib colour). ``fmt`` formats the values printed on the bars
     ("" prints none); values are printed level where they fit above their bar, upright where
@@ -207,6 +207,10 @@ def bars(
     fit_tick_labels(ax, "x", labels, keep=keep)
     settle(fig)
     fit_tick_labels(ax, "x", labels, keep=keep)
+    if highlight is not None:  # boxed too: a bar of height zero still shows which one it is
+        ax.get_xticklabels()[highlight % n].set_bbox(
+            dict(boxstyle="round,pad=0.15", facecolor="none", edgecolor=OKABE_ITO["orange"])
+        )
     ax.axhline(0.0, color="black", linewidth=0.6)
     texts = [fmt.format(value) if fmt else "" for value in v.tolist()]
     slot = axes_px(ax)[0] / max(n, 1)
@@ -233,7 +237,7 @@ def bars(
     else:
         listed = ", ".join(pairs)
     marked = (
-        f"; highlighted (orange, hatched): {_label(labels, highlight)}"
+        f"; highlighted (orange, hatched, label boxed): {_label(labels, highlight)}"
         if highlight is not None
         else ""
     )

@@ -144,6 +144,8 @@ def describe(target: Figure | Axes, created: bool, text: str) -> None:
     """Alt text on the figure when the chart made it, else on its panel (one per panel); at
     most :data:`MAX_ALT` characters."""
     text = " ".join(text.split())
-    if len(text) > MAX_ALT:
-        text = text[: MAX_ALT - 1] + "…"
+    if len(text) > MAX_ALT:  # end at the last complete item (a comma, semicolon or full stop)
+        cut = text[: MAX_ALT - 2]
+        stop = max(cut.rfind(", "), cut.rfind("; "), cut.rfind(". "))
+        text = (cut[:stop] if stop > MAX_ALT // 2 else cut).rstrip() + " …"
     set_alt(target.figure if created else target, text)

@@ -106,7 +106,8 @@
       }
       controls.appendChild(buttons("attnbook-layers", "layer", d.layers.map(function (n, l) { return [l, n]; })));
       controls.appendChild(buttons("attnbook-heads", "head",
-        d.heads.map(function (n, h) { return [h, n, d.colors[h]]; }).concat([[-1, "all"]])));
+        d.heads.map(function (n, h) { return [h, n, d.colors[h]]; })
+          .concat(d.heads.length > 1 ? [[-1, "all"]] : [])));  // "all" of one head is that head
       var exp = controls.appendChild(el("div", { "class": "attnbook-export" }));
       ["svg", "png"].forEach(function (kind) {
         exp.appendChild(el("button", { type: "button", "data-export": kind,
@@ -171,20 +172,31 @@
         });
         return { sen: sen, W: W, heads: heads, w: w };
       }
-      function top(row) { var b = 0; row.forEach(function (x, j) { if (x > row[b]) b = j; }); return b; }
+      // Where a row peaks, as shown (2 decimals): every key that ties with the largest weight is
+      // named, and a row whose keys all tie is said to spread its weight evenly. The same rule as
+      // attention_view.peak in Python, which writes the fallback text.
+      function peak(row, keys, mean) {
+        var shown = row.map(function (x) { return x.toFixed(2); });
+        var best = shown.reduce(function (a, x) { return Number(x) > Number(a) ? x : a; }, shown[0]);
+        var tied = keys.filter(function (k, j) { return shown[j] === best; });
+        var value = (mean ? "mean " : "") + best;
+        if (tied.length === keys.length && keys.length > 1)
+          return "spreads its weight evenly over all " + keys.length + " keys (" + value + " each)";
+        var names = tied.map(function (k) { return "'" + k + "'"; });
+        var listed = names.length === 1 ? names[0] :
+          names.slice(0, -1).join(", ") + " and " + names[names.length - 1];
+        return "attends most to " + listed + " (" + value + (names.length > 1 ? " each)" : ")");
+      }
       function label(sen) {
         var W = sen.weights[st.layer];
-        var tops = d.heads.map(function (name, h) {
-          var row = W[h][st.q], j = top(row);
-          return name + " '" + sen.keys[j] + "' (" + row[j].toFixed(2) + ")";
-        });
+        var tops = d.heads.map(function (name, h) { return name + " " + peak(W[h][st.q], sen.keys); });
         return (sen.title ? sen.title + ": " : "") + "attention lines of " + d.layers[st.layer] +
-          " from the query '" + sen.queries[st.q] + "' to the keys; strongest key per head: " + tops.join(", ");
+          " from the query '" + sen.queries[st.q] + "' to the keys; per head: " + tops.join("; ");
       }
       function line(v) {
-        var j = top(v.w), head = st.head < 0 ? "all heads" : d.heads[st.head];
-        return d.layers[st.layer] + ", " + head + ": '" + v.sen.queries[st.q] + "' attends most to '" +
-          v.sen.keys[j] + "' (" + (st.head < 0 ? "mean " : "") + v.w[j].toFixed(2) + ")";
+        var head = st.head < 0 ? "all heads" : d.heads[st.head];
+        return d.layers[st.layer] + ", " + head + ": '" + v.sen.queries[st.q] + "' " +
+          peak(v.w, v.sen.keys, st.head < 0);
       }
       // Opacity in proportion to the weight, the strongest line drawn fully opaque.
       function strength(v) {
