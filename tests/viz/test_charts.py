@@ -152,3 +152,11 @@ def test_a_chart_drawn_into_a_panel_describes_that_panel(book_style):
     viz.heatmap(torch.eye(3), ax=right)
     alt = style.alt_text(fig)
     assert alt.startswith("Figure: 2 panels. (1) 3×3 mask") and "(2) Heat-map of 3×3" in alt
+
+
+def test_bars_highlight_on_the_upper_panel_of_a_shared_x_axis(book_style):
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True)
+    viz.bars(WEIGHTS, TOKENS, highlight=2, ax=top)
+    viz.bars(WEIGHTS, TOKENS, highlight=2, ax=bottom)
+    assert bottom.get_xticklabels()[2].get_bbox_patch() is not None
+    plt.close(fig)

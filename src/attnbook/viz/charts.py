@@ -207,8 +207,9 @@ def bars(
     fit_tick_labels(ax, "x", labels, keep=keep)
     settle(fig)
     fit_tick_labels(ax, "x", labels, keep=keep)
-    if highlight is not None:  # boxed too: a bar of height zero still shows which one it is
-        ax.get_xticklabels()[highlight % n].set_bbox(
+    shown = ax.get_xticklabels()  # empty on the upper panels of a figure with a shared x axis
+    if highlight is not None and shown:  # boxed too: a bar of height zero still shows which
+        shown[highlight % n].set_bbox(
             dict(boxstyle="round,pad=0.15", facecolor="none", edgecolor=OKABE_ITO["orange"])
         )
     ax.axhline(0.0, color="black", linewidth=0.6)
