@@ -14,7 +14,8 @@ BIN    := $(VENV)/bin
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 SITE   := _build/html
 # Notebooks run on NBVAL_WORKERS processes at once (each computes on one thread; a notebook's
-# cells stay on one worker and one kernel). NBVAL_WORKERS=0 runs them one after another.
+# cells stay on one worker and one kernel), and so do the site's browser tests.
+# NBVAL_WORKERS=0 runs them one after another.
 NBVAL_WORKERS ?= 2
 NBVAL  := pytest --nbval book --nbval-sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider \
 	-n $(NBVAL_WORKERS) --dist loadscope
@@ -77,7 +78,7 @@ nbval-other-cpu: setup
 
 site-test: setup check-system
 	$(JB)
-	ATTNBOOK_REQUIRE_SITE=1 $(BIN)/pytest tests/site -q -p no:cacheprovider
+	ATTNBOOK_REQUIRE_SITE=1 $(BIN)/pytest tests/site -q -p no:cacheprovider -n $(NBVAL_WORKERS)
 
 test: check-system lint unit nbval nbval-other-cpu site-test
 

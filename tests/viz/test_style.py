@@ -115,3 +115,12 @@ def test_setup_plotting_shows_figures_through_render_png_inside_ipython_only():
 
     style.setup_plotting()
     assert get_ipython() is None
+
+
+def test_the_palette_keeps_white_white():
+    """Quantising to 256 colours must not tint the background (a fast octree does)."""
+    style.setup_plotting()
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.imshow([[0.0, 1.0]], cmap="Blues")
+    image = Image.open(io.BytesIO(style.render_png(fig).png)).convert("RGB")
+    assert image.getpixel((1, 1)) == (255, 255, 255)
