@@ -8,13 +8,6 @@ from matplotlib.colors import to_rgb
 from attnbook import viz  # noqa: E402
 from attnbook.viz import style
 from attnbook.viz.layout import OKABE_ITO
-from attnbook.viz.style import (
-    CONTENT_WIDTH,
-    MIN_TEXT_PX,
-    FigureImage,
-    render_png,
-    setup_plotting,
-)
 
 
 def test_heatmap_labels_both_axes_and_rows():
@@ -57,21 +50,7 @@ TOKENS = list("老张对小丽说他很累")
 WEIGHTS = torch.tensor([3.0, 4.0, 0.0, 1.0, 2.0, 0.0, 1.0, 0.0, 0.0]).softmax(0)  # peak: 张
 
 
-@pytest.fixture
-def book_style():
-    with plt.rc_context():
-        setup_plotting()
-        yield
-    plt.close("all")
-
-
-def shown(fig) -> FigureImage:
-    image = render_png(fig)
-    assert image.width <= CONTENT_WIDTH and image.min_text_px >= MIN_TEXT_PX, image[1:]
-    return image
-
-
-def test_heatmap_of_a_sentence_is_readable_and_names_each_rows_peak(book_style):
+def test_heatmap_of_a_sentence_is_readable_and_names_each_rows_peak(book_style, shown):
     weights = torch.eye(9) * 0.5 + torch.full((9, 9), 0.5 / 9)
     weights[6] = WEIGHTS
     image = shown(viz.heatmap(weights, TOKENS, TOKENS, title="Query 他"))
@@ -89,7 +68,7 @@ def test_heatmap_prints_numbers_only_in_cells_that_hold_them(book_style):
     assert len(never.axes[0].texts) == 0
 
 
-def test_heatmap_of_many_rows_thins_its_labels_instead_of_shrinking_them(book_style):
+def test_heatmap_of_many_rows_thins_its_labels_instead_of_shrinking_them(book_style, shown):
     labels = [f"token{i}" for i in range(48)]
     fig = viz.heatmap(torch.rand(48, 48).softmax(-1), labels, labels)
     ax = fig.axes[0]
@@ -105,7 +84,7 @@ def test_heatmap_alt_text_lists_a_dozen_rows_then_an_ellipsis(book_style):
     assert "11→11 1.00" in alt and "12→12" not in alt and alt.endswith("….")
 
 
-def test_bars_list_every_value_and_mark_the_highlight_by_hatching(book_style):
+def test_bars_list_every_value_and_mark_the_highlight_by_hatching(book_style, shown):
     fig = viz.bars(WEIGHTS, TOKENS, highlight=6, xlabel="key token", ylabel="weight", title="他")
     bar = fig.axes[0].patches[6]
     assert bar.get_hatch() and bar.get_edgecolor()[:3] == (0.0, 0.0, 0.0)
@@ -114,7 +93,7 @@ def test_bars_list_every_value_and_mark_the_highlight_by_hatching(book_style):
     assert "张=0.60" in image.alt and "highlighted (orange, hatched, label boxed): 他" in image.alt
 
 
-def test_many_bars_give_the_top_three_and_the_range(book_style):
+def test_many_bars_give_the_top_three_and_the_range(book_style, shown):
     values = torch.arange(32.0) / 31
     fig = viz.bars(values, [str(i) for i in range(32)], fmt="")
     image = shown(fig)
@@ -126,7 +105,7 @@ def test_bars_draw_tab_colours_in_the_okabe_ito_palette(book_style):
     assert fig.axes[0].patches[0].get_facecolor()[:3] == to_rgb(OKABE_ITO["vermilion"])
 
 
-def test_attention_steps_fit_the_column_and_say_where_the_query_looks(book_style):
+def test_attention_steps_fit_the_column_and_say_where_the_query_looks(book_style, shown):
     scores = WEIGHTS.log()
     image = shown(
         viz.attention_steps(
@@ -137,7 +116,7 @@ def test_attention_steps_fit_the_column_and_say_where_the_query_looks(book_style
     assert "(3) Output: person=0.90, male=0.80, f=0.10" in image.alt
 
 
-def test_mask_image_names_a_causal_mask_and_queries_with_no_key(book_style):
+def test_mask_image_names_a_causal_mask_and_queries_with_no_key(book_style, shown):
     image = shown(viz.mask_image(torch.ones(5, 5, dtype=torch.bool).tril(), title="causal"))
     assert "5×5 mask ‘causal’" in image.alt
     assert "15 of 25 cells may attend: causal (lower-triangular)" in image.alt

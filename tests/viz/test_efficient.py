@@ -1,10 +1,9 @@
 """The plotting functions of attnbook.viz.efficient return labelled figures."""
 
 import matplotlib.pyplot as plt  # noqa: E402
-import pytest
 
 from attnbook.viz.efficient import scaling_plot, tile_map  # noqa: E402
-from attnbook.viz.style import CONTENT_WIDTH, MIN_TEXT_PX, render_png, setup_plotting
+from attnbook.viz.style import CONTENT_WIDTH, MIN_TEXT_PX, render_png
 
 
 def test_scaling_plot_puts_the_fitted_slope_in_the_legend():
@@ -36,14 +35,6 @@ def test_tile_map_without_causal_mask_computes_every_tile():
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels == ["computed: 9"]  # 3 query blocks x 3 key blocks
     plt.close(fig)
-
-
-@pytest.fixture
-def book_style():
-    with plt.rc_context():
-        setup_plotting()
-        yield
-    plt.close("all")
 
 
 def test_scaling_plot_fits_the_column_and_describes_slopes_ends_and_crossings(book_style):

@@ -12,7 +12,6 @@ from attnbook.viz.heads import (  # noqa: E402
     head_heatmap,
 )
 from attnbook.viz.layout import OKABE_ITO
-from attnbook.viz.style import CONTENT_WIDTH, MIN_TEXT_PX, render_png, setup_plotting
 
 TOKENS = ["Tom", "cried", ".", "he"]
 
@@ -115,14 +114,6 @@ SENTENCE = (
 HE, LUKE = SENTENCE.index("he"), SENTENCE.index("Luke")
 
 
-@pytest.fixture
-def book_style():
-    with plt.rc_context():
-        setup_plotting()
-        yield
-    plt.close("all")
-
-
 def sentence_weights(layers=2, H=2):
     weights = layer_weights(layers=layers, N=1, H=H, L=len(SENTENCE))
     weights[-1][0, :, HE] = 0.0
@@ -131,19 +122,13 @@ def sentence_weights(layers=2, H=2):
     return weights
 
 
-def shown(fig):
-    image = render_png(fig)
-    assert image.width <= CONTENT_WIDTH and image.min_text_px >= MIN_TEXT_PX, image[1:]
-    return image
-
-
-def test_head_heatmap_of_a_sentence_is_readable_and_says_where_the_query_looks(book_style):
+def test_head_heatmap_of_a_sentence_is_readable_and_says_where_the_query_looks(book_style, shown):
     image = shown(head_heatmap(sentence_weights()[1][0, 0], SENTENCE, query=HE, title="layer 1"))
     assert image.alt.startswith("Heat-map of one head's 22×22 attention weights ‘layer 1’")
     assert "the row of ‘he’ (position 16) peaks at ‘Luke’ (0.83)" in image.alt
 
 
-def test_head_heatmap_keeps_the_query_label_when_labels_are_thinned(book_style):
+def test_head_heatmap_keeps_the_query_label_when_labels_are_thinned(book_style, shown):
     tokens = [f"w{i}" for i in range(60)]
     fig = head_heatmap(torch.eye(60), tokens, query=37)
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
@@ -151,13 +136,13 @@ def test_head_heatmap_keeps_the_query_label_when_labels_are_thinned(book_style):
     shown(fig)
 
 
-def test_head_grid_fits_the_column_and_lists_the_query_peak_of_every_head(book_style):
+def test_head_grid_fits_the_column_and_lists_the_query_peak_of_every_head(book_style, shown):
     image = shown(head_grid(sentence_weights(), SENTENCE, query=HE, cell=2.8, title="he"))
     assert image.alt.startswith("Grid of 2×2 heat-maps (rows: layer, columns: head)")
     assert "layer 1 head 0: Luke 0.83; layer 1 head 1: Luke 0.83" in image.alt
 
 
-def test_head_grid_of_eight_heads_still_fits_with_short_titles(book_style):
+def test_head_grid_of_eight_heads_still_fits_with_short_titles(book_style, shown):
     fig = head_grid(layer_weights(layers=1, N=1, H=8), TOKENS, query=3)
     panels = [ax for ax in fig.axes if ax.get_title()]
     assert (
@@ -166,7 +151,7 @@ def test_head_grid_of_eight_heads_still_fits_with_short_titles(book_style):
     shown(fig)
 
 
-def test_attention_lines_are_readable_and_name_the_strongest_lines(book_style):
+def test_attention_lines_are_readable_and_name_the_strongest_lines(book_style, shown):
     image = shown(attention_lines(sentence_weights()[1][0], SENTENCE, heads=[0], query=HE))
     assert "head 0: he→Luke 0.83, he→he 0.17" in image.alt
 

@@ -8,7 +8,7 @@ import torch  # noqa: E402
 
 from attnbook import sinusoidal_encoding  # noqa: E402
 from attnbook.viz import transformer as tviz
-from attnbook.viz.style import CONTENT_WIDTH, MIN_TEXT_PX, alt_text, render_png, setup_plotting
+from attnbook.viz.style import CONTENT_WIDTH, MIN_TEXT_PX, alt_text, render_png
 
 TABLE = sinusoidal_encoding(12, 8)
 
@@ -65,14 +65,6 @@ def test_tables_must_be_2d() -> None:
 def test_profile_position_out_of_range_raises() -> None:
     with pytest.raises(ValueError, match=r"position must lie in \[0, 11\]; got 12"):
         tviz.dot_product_profiles({"a": TABLE}, 12)
-
-
-@pytest.fixture
-def book_style():
-    with plt.rc_context():
-        setup_plotting()
-        yield
-    plt.close("all")
 
 
 def test_chapter_5_figures_fit_the_column_with_text_at_the_style_size(book_style) -> None:
