@@ -7,15 +7,10 @@ import pytest
 from cycler import cycler
 
 from attnbook.viz import layout
-from attnbook.viz.style import CONTENT_WIDTH, STYLE_FILE, setup_plotting
+from attnbook.viz.style import CONTENT_WIDTH, STYLE_FILE
 
-
-@pytest.fixture(autouse=True)
-def book_style():
-    with plt.rc_context():
-        setup_plotting()
-        yield
-    plt.close("all")
+# Every test in this module runs in the book's style (tests/viz/conftest.py).
+pytestmark = pytest.mark.usefixtures("book_style")
 
 
 def test_the_palette_is_the_style_files_colour_cycle():

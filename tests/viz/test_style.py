@@ -9,13 +9,8 @@ from PIL import Image
 
 from attnbook.viz import style
 
-
-@pytest.fixture(autouse=True)
-def book_style():
-    with plt.rc_context():
-        style.setup_plotting()
-        yield
-    plt.close("all")
+# Every test in this module runs in the book's style (tests/viz/conftest.py).
+pytestmark = pytest.mark.usefixtures("book_style")
 
 
 def test_alt_text_falls_back_to_a_description_of_each_panel():
