@@ -40,6 +40,11 @@ SOLUTIONS = {
     "ch9-ex-merge": ("merge", checkers.check_online_softmax_merge),
     "ch9-ex-blocks": ("block_attention", checkers.check_block_attention),
     "ch10-ex-linear": ("linear_attn", checkers.check_linear_attention),
+    "ch16-ex-count": ("bert_param_count", checkers.check_bert_param_count),
+    "ch16-ex-pool": ("my_mean_pool", checkers.check_mean_pool),
+    "ch16-ex-tokens": ("tokens", checkers.check_predicted_tokens),
+    "ch17-ex-previous": ("my_previous_weight", checkers.check_previous_weight),
+    "ch17-ex-hits": ("my_candidate_hits", checkers.check_candidate_hits),
 }
 
 

@@ -49,6 +49,12 @@ from attnbook.exercises.ch10_approximations import (
     check_window_layers,
 )
 from attnbook.exercises.ch11_training import check_attention_backward
+from attnbook.exercises.ch16_pretrained import (
+    check_bert_param_count,
+    check_mean_pool,
+    check_predicted_tokens,
+)
+from attnbook.exercises.ch17_real_heads import check_candidate_hits, check_previous_weight
 from attnbook.exercises.report import Report
 
 __all__ = [
@@ -86,4 +92,9 @@ __all__ = [
     "check_state_bytes",
     "check_window_layers",
     "check_attention_backward",
+    "check_bert_param_count",
+    "check_mean_pool",
+    "check_predicted_tokens",
+    "check_previous_weight",
+    "check_candidate_hits",
 ]

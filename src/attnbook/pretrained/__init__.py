@@ -1,7 +1,9 @@
 """Pretrained models rebuilt from the book's blocks, loaded offline with their hashes checked.
 
 :mod:`~attnbook.pretrained.bert` is a BERT encoder made of :class:`attnbook.blocks.EncoderBlock`;
-:mod:`~attnbook.pretrained.minilm_l6` loads all-MiniLM-L6-v2 into it from an installed package.
+:mod:`~attnbook.pretrained.minilm_l6` loads all-MiniLM-L6-v2 into it from an installed package;
+:mod:`~attnbook.pretrained.sentences` turns a reader's sentences into word pieces and attention
+for a view, and says which characters the vocabulary knows.
 """
 
 from attnbook.pretrained.bert import BertConfig, BertEmbeddings, BertEncoder, load_bert_state
@@ -12,6 +14,12 @@ from attnbook.pretrained.minilm_l6 import (
     minilm,
     minilm_dir,
     sha256,
+)
+from attnbook.pretrained.sentences import (
+    character_coverage,
+    cjk_vocabulary,
+    is_cjk,
+    sentence_attention,
 )
 
 __all__ = [
@@ -25,4 +33,8 @@ __all__ = [
     "minilm",
     "minilm_dir",
     "sha256",
+    "sentence_attention",
+    "character_coverage",
+    "cjk_vocabulary",
+    "is_cjk",
 ]

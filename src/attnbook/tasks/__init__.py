@@ -8,5 +8,8 @@
   words in :mod:`~attnbook.tasks.coref_lexicon`); :mod:`~attnbook.tasks.shortcuts` — rules that
   skip a clue, the task's shortcut test; :mod:`~attnbook.tasks.counterfactuals` — sentences with
   one clue changed, the controls of chapters 6 and 8;
-* :mod:`~attnbook.tasks.synthetic` — chapter 10's offset-copy and retrieval tasks.
+* :mod:`~attnbook.tasks.synthetic` — chapter 10's offset-copy and retrieval tasks;
+* :mod:`~attnbook.tasks.probes` — sentence sets for a pretrained word-piece model (Part VI):
+  balanced coreference sentences with their shortcut baselines, and labelled paraphrase /
+  non-paraphrase pairs.
 """
