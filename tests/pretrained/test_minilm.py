@@ -14,7 +14,7 @@ import shutil
 import pytest
 import torch
 
-from attnbook.pretrained import MINILM_SHA256, MiniLM, minilm, minilm_dir, sha256
+from attnbook.pretrained import MINILM_FILES, MINILM_SHA256, MiniLM, minilm, minilm_dir, sha256
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the references must not try the network either
 TOL = 1e-5
@@ -114,8 +114,20 @@ def test_a_different_weights_file_is_refused_naming_both_hashes(tmp_path):
     assert sha256(tmp_path / "model.safetensors") in str(error.value)
 
 
-def test_sha256_of_the_installed_file():
+@pytest.mark.parametrize("name", ["tokenizer.json", "config.json"])
+def test_a_changed_tokenizer_or_config_is_refused(tmp_path, name):
+    for other in MINILM_FILES:
+        (tmp_path / other).symlink_to(minilm_dir() / other)
+    (tmp_path / name).unlink()
+    text = (minilm_dir() / name).read_text(encoding="utf-8")
+    (tmp_path / name).write_text(text + "\n", encoding="utf-8")  # one byte more
+    with pytest.raises(ValueError, match=f"{name}: its SHA-256 is [0-9a-f]{{64}}, expected "):
+        minilm(tmp_path)
+
+
+def test_sha256_of_the_installed_files():
     assert sha256(minilm_dir() / "model.safetensors") == MINILM_SHA256
+    assert all(sha256(minilm_dir() / name) == h for name, h in MINILM_FILES.items())
 
 
 def test_missing_package_is_a_clear_error(monkeypatch):

