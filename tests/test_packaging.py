@@ -12,7 +12,12 @@ import tomllib
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "attnbook"
 # Import name -> distribution name, where they differ.
-DISTRIBUTION = {"IPython": "ipython", "PIL": "pillow", "matplotlib_inline": "matplotlib-inline"}
+DISTRIBUTION = {
+    "IPython": "ipython",
+    "PIL": "pillow",
+    "matplotlib_inline": "matplotlib-inline",
+    "sklearn": "scikit-learn",
+}
 
 
 def imported_top_level_modules(path: Path) -> set[str]:
