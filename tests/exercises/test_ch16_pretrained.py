@@ -25,8 +25,20 @@ WRONG_COUNTS = {
         lambda V, E, n, Fd, P, T: count(V, E, n, Fd, P, T) - (4 * n + 2) * E,
         "layer norms",
     ),
-    "a float": (lambda *a: float(count(*a)), "integer"),
+    "a fraction": (lambda *a: count(*a) + 0.5, "integer"),
+    "4E per block": (
+        lambda V, E, n, Fd, P, T: count(V, E, n, Fd, P, T) - 4 * n * E,
+        "attention biases",
+    ),
+    "one norm per block": (
+        lambda V, E, n, Fd, P, T: count(V, E, n, Fd, P, T) - 2 * n * E,
+        "one layer norm per block",
+    ),
 }
+
+
+def test_a_whole_float_counts_as_the_number():
+    assert check_bert_param_count(lambda *a: float(count(*a))).passed
 
 
 def test_the_right_count_passes():
@@ -58,6 +70,10 @@ WRONG_POOLS = {
     ),
     "mask read the other way": (lambda h, m: pool(h, 1 - m.long()), "padding only"),
     "first token": (lambda h, m: F.normalize(h[:, 0], dim=-1), "[CLS]"),
+    "normalised across sentences": (
+        lambda h, m: F.normalize((h * m.unsqueeze(-1)).sum(1) / m.sum(1, keepdim=True), dim=0),
+        "wrong dimension",
+    ),
     "edits its input": (in_place, "in place"),
 }
 
@@ -103,6 +119,7 @@ def test_the_right_tokens_pass():
         (lambda t: [*t[:4], "[UNK]", *t[6:]], "two tokens"),
         (lambda t: [*t[:7], "interrogated", *t[9:]], "'inter' and '##rogated'"),
         (lambda t: [*t[:8], "rogated", *t[9:]], "'##'"),
+        (lambda t: [*t[:7], "interrogate", "##d", *t[9:]], "greedily"),
         (lambda t: [*t[:10], "witness.", t[-1]], "punctuation"),
         (lambda t: "old zhang", "list of strings"),
     ],

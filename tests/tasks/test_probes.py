@@ -6,6 +6,8 @@ import pytest
 
 from attnbook.tasks.probes import (
     FEMALE_NAMES,
+    HELD_OUT_FEMALE,
+    HELD_OUT_MALE,
     MALE_NAMES,
     coref_sentences,
     shortcut_rates,
@@ -26,27 +28,43 @@ def test_every_word_is_one_word_piece(tokenizer):
     assert {w: t for w, t in split.items() if t != ["[CLS]", w, "[SEP]"]} == {}
 
 
+@pytest.mark.parametrize("held_out", [False, True])
 @pytest.mark.parametrize("ambiguous", [False, True])
-def test_recorded_tokens_are_the_tokenizers(tokenizer, ambiguous):
-    for item in coref_sentences(48, seed=3, ambiguous=ambiguous):
+def test_recorded_tokens_are_the_tokenizers(tokenizer, ambiguous, held_out):
+    for item in coref_sentences(48, seed=3, ambiguous=ambiguous, held_out=held_out):
         assert tuple(tokenizer.encode(item.text).tokens) == item.tokens
 
 
-def test_positions_point_at_the_pronoun_and_the_names():
-    for item in coref_sentences(64, seed=1):
+@pytest.mark.parametrize("held_out", [False, True])
+def test_positions_point_at_the_pronoun_and_the_names(held_out):
+    males, females = (HELD_OUT_MALE, HELD_OUT_FEMALE) if held_out else (MALE_NAMES, FEMALE_NAMES)
+    for item in coref_sentences(64, seed=1, held_out=held_out):
         assert item.tokens[item.pronoun] in ("he", "she")
         first, second = (item.tokens[p] for p in item.candidates)
         assert item.candidates[0] < item.candidates[1] < item.pronoun
-        males = MALE_NAMES if item.tokens[item.pronoun] == "he" else FEMALE_NAMES
-        agreeing = [name in males for name in (first, second)]
+        same = males if item.tokens[item.pronoun] == "he" else females
+        assert {first, second} <= set(males) | set(females)
+        agreeing = [name in same for name in (first, second)]
         assert agreeing.count(True) == 1 and agreeing.index(True) == item.antecedent
 
 
-def test_every_shortcut_scores_exactly_one_half():
-    items = coref_sentences(200, seed=5)
+@pytest.mark.parametrize("held_out", [False, True])
+def test_every_shortcut_scores_exactly_one_half(held_out):
+    items = coref_sentences(200, seed=5, held_out=held_out)
     assert shortcut_rates(items) == {"nearest": 0.5, "first name": 0.5, "subject": 0.5}
     cells = Counter((i.antecedent, i.subject, i.tokens[i.pronoun]) for i in items)
     assert len(cells) == 8 and set(cells.values()) == {25}
+
+
+def test_held_out_sets_share_no_name_and_no_template_with_the_default_sets():
+    assert not set(HELD_OUT_MALE + HELD_OUT_FEMALE) & set(MALE_NAMES + FEMALE_NAMES)
+    default = [i.text.split() for i in coref_sentences(400, seed=0)]
+    held = [i.text.split() for i in coref_sentences(400, seed=0, held_out=True)]
+    names = set(MALE_NAMES + FEMALE_NAMES + HELD_OUT_MALE + HELD_OUT_FEMALE)
+    frames = {tuple("N" if w in names else w for w in ws[:-4]) for ws in default}
+    held_frames = {tuple("N" if w in names else w for w in ws[:-4]) for ws in held}
+    assert len(held_frames) == 4 and not frames & held_frames
+    assert not {w for ws in held for w in ws} & set(MALE_NAMES + FEMALE_NAMES)
 
 
 def test_the_ambiguous_control_has_two_names_of_the_pronouns_gender():

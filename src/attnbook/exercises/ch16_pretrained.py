@@ -55,7 +55,15 @@ def _count_mistake(answer: int, V: int, E: int, layers: int, F: int, P: int, T: 
     if answer == right - 2 * E:
         return "the layer norm after the embeddings (2E) is missing"
     if answer == right - layers * norms:
-        return "the two layer norms of each block (2E each: a weight and a bias) are missing"
+        return (
+            "4E per block is missing: either the two layer norms of each block (2E each: a "
+            "weight and a bias) or the four attention biases (E each: query, key, value, output)"
+        )
+    if answer == right - layers * 2 * E:
+        return (
+            "one layer norm per block is missing (2E each): a post-LN block has two, one after "
+            "the attention and one after the feed-forward"
+        )
     if answer == right - (P + T) * E:
         return "the learned positions (P x E) and the segment embedding (T x E) are missing"
     if answer == right - T * E:
@@ -81,6 +89,8 @@ def check_bert_param_count(bert_param_count: Callable[..., int]) -> Report:
         def run() -> str | None:
             given = call(bert_param_count, V, E, layers, F, P, T)
             answer = as_int(given)
+            if answer is None and isinstance(given, float) and given.is_integer():
+                answer = int(given)  # 22565376.0 is the right number too
             if answer is None:
                 return f"return an integer; got {type(given).__name__} {given!r}"
             if answer == _reference_count(V, E, layers, F, P, T):
@@ -136,6 +146,11 @@ def _pool_mistake(out: Tensor, hidden: Tensor, mask: Tensor) -> str:
         return "you normalised each token before pooling; pool first, then normalise the mean"
     if torch.allclose(out, reference_mean_pool(hidden, 1 - mask), atol=ATOL):
         return "you averaged over the padding only: attention_mask is 1 on REAL tokens (Hugging Face's convention)"
+    if torch.allclose(out, normalize(mean, dim=0), atol=ATOL):
+        return (
+            "you normalised along the wrong dimension (dim=0, across sentences): each sentence's "
+            "vector must have length 1, so normalise along the features, dim=-1"
+        )
     if torch.allclose(out, normalize(hidden[:, 0], dim=-1), atol=ATOL):
         return "that is the first ([CLS]) token's vector; this model's embedding is the MEAN over real tokens"
     expected = [round(x, 4) for x in reference_mean_pool(hidden, mask)[1].tolist()]
@@ -191,6 +206,11 @@ def _tokens_mistake(given: list[str], expected: list[str]) -> str:
         return "老 and 张 are not in this English vocabulary: each Chinese character becomes [UNK]"
     if given.count("[UNK]") == 1 and expected.count("[UNK]") == 2:
         return "Chinese characters are split one by one, so 老张 is two tokens, each [UNK]"
+    if "interrogate" in given:
+        return (
+            "'interrogate' is not in the vocabulary either: word pieces are taken greedily, the "
+            "longest vocabulary entry from the start of the word first ('inter'), then the rest"
+        )
     if "interrogated" in given:
         return "'interrogated' is not in the vocabulary: it is split into 'inter' and '##rogated'"
     if "rogated" in given:

@@ -62,8 +62,14 @@ def _previous_mistake(weights: Tensor, mask: Tensor, out: Tensor) -> str | None:
         )
     inverted = ~real
     inverted[:, 0] = False
-    if close(_previous_mean(weights, inverted)):
-        return "you kept the padding queries only: attention_mask is 1 on REAL tokens"
+    both_padding = inverted.clone()
+    both_padding[:, 1:] &= ~real[:, :-1]  # a padding query whose previous token is padding too
+    if close(_previous_mean(weights, inverted)) or close(_previous_mean(weights, both_padding)):
+        return (
+            "you read the mask the wrong way round and kept the padding queries only: "
+            "attention_mask is 1 on REAL tokens (Hugging Face's convention), not True on "
+            "padding like PyTorch's key_padding_mask"
+        )
     queries = real.clone()
     queries[:, 0] = False
     if close(_previous_mean(weights, queries, per_sentence=True)):
@@ -96,6 +102,9 @@ def check_previous_weight(my_previous_weight: Callable[[Tensor, Tensor], Tensor]
 
         return run
 
+    def fn_out(weights: Tensor, mask: Tensor):
+        return call(my_previous_weight, weights, mask)
+
     def exact() -> str | None:
         L = 5
         weights = torch.eye(L).roll(-1, dims=1)[None, None]  # row i has its 1 at i - 1 (mod L)
@@ -103,6 +112,19 @@ def check_previous_weight(my_previous_weight: Callable[[Tensor, Tensor], Tensor]
         problem = expect_tensor(out, (1,), what="my_previous_weight")
         if problem is not None:
             return problem
+        try:  # the same head with the mask inverted: all 0, which a True = padding reading keeps
+            flipped = fn_out(weights, torch.zeros(1, L, dtype=torch.long))
+        except Exception:  # noqa: BLE001 - only a hint; the learner's function may fail here
+            flipped = None
+        if isinstance(flipped, Tensor) and torch.allclose(
+            flipped.float(), torch.ones(1), atol=ATOL
+        ):
+            return (
+                f"with no padding at all your function got {[round(x, 4) for x in out.tolist()]}, "
+                "and 1.0 when every token is marked 0: the mask is read the wrong way round; "
+                "attention_mask is 1 on REAL tokens, not True on padding like PyTorch's "
+                "key_padding_mask"
+            )
         if not torch.allclose(out, torch.ones(1), atol=ATOL):
             return (
                 "a head whose every row (but [CLS]'s) is one-hot on the previous token must "
@@ -168,6 +190,18 @@ def check_candidate_hits(my_candidate_hits: Callable[..., Tensor]) -> Report:
                 return (
                     "you took the argmax over the whole row: [CLS] or another token often wins; "
                     "compare only the two names' weights"
+                )
+            on_antecedent = weights[n, :, pronoun, target]  # (N, H)
+            if close((on_antecedent > 0.5).float().mean(0)):
+                return (
+                    "you counted the sentences in which the antecedent gets more than half of the "
+                    "row; compare it with the OTHER name's weight, not with 0.5 ([CLS] often "
+                    "takes most of the row)"
+                )
+            if close(on_antecedent.mean(0)):
+                return (
+                    "that is the mean weight on the antecedent; the exercise asks for the share of "
+                    "sentences in which the antecedent gets more weight than the other name"
                 )
             if close((choice[0] == 0).float().mean(0)):
                 return (

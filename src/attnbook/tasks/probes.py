@@ -9,7 +9,9 @@ do, always over sets of sentences generated here, never over one example:
   independently the grammatical subject in half of them (two templates put the subject first
   or second). So the rules "nearest name", "first name" and "subject" each score exactly 50%;
   only the gender decides. With ``ambiguous=True`` both names share the pronoun's gender: the
-  control, in which no rule can be right.
+  control, in which no rule can be right. With ``held_out=True`` the sentences use other names
+  and other templates (:data:`HELD_OUT_MALE`, :data:`HELD_OUT_FEMALE`), none of which the
+  default sets use: a check that a head chosen on the default sets is not tied to their words.
 * :func:`similarity_pairs` — labelled sentence pairs for the model's own task, sentence
   similarity, in four kinds of minimal pairs: paraphrases (*passive*, a verb *synonym*) and
   non-paraphrases (a *role swap*, another *verb*), each the same sentence with one change.
@@ -27,6 +29,8 @@ from dataclasses import dataclass
 __all__ = [
     "MALE_NAMES",
     "FEMALE_NAMES",
+    "HELD_OUT_MALE",
+    "HELD_OUT_FEMALE",
     "PUNCTUATION",
     "VERB_SYNONYMS",
     "CorefItem",
@@ -38,21 +42,36 @@ __all__ = [
 ]
 
 MALE_NAMES = (
-    "john", "paul", "mark", "david", "peter", "james", "tom", "mike", "george", "frank",
-    "jack", "steve", "bob", "joe", "sam", "adam", "ryan", "kevin", "harry", "henry",
+    "john", "paul", "chris", "david", "peter", "kevin", "tom", "mike", "george", "andrew",
+    "jack", "steve", "bob", "joe", "sam", "adam", "ryan", "eric", "harry", "henry",
 )  # fmt: skip
 FEMALE_NAMES = (
     "mary", "anna", "sarah", "emma", "lisa", "kate", "jane", "susan", "amy", "laura",
     "rachel", "linda", "helen", "alice", "julia", "emily", "maria", "nancy", "karen", "lucy",
 )  # fmt: skip
+# names that no default set uses, for the held-out check (none is a common English word)
+HELD_OUT_MALE = (
+    "oliver", "ethan", "noah", "luke", "brian", "carl", "greg", "walter", "arthur", "ralph",
+    "alan", "simon", "daniel", "tim",
+)  # fmt: skip
+HELD_OUT_FEMALE = (
+    "chloe", "olivia", "sophie", "megan", "jessica", "nicole", "hannah", "claire", "agnes", "diana",
+    "irene", "stella", "sophia", "molly",
+)  # fmt: skip
 PRONOUNS = {"male": "he", "female": "she"}
 # "X told Y that ...": the subject is the first name
-TELL_VERBS = ("told", "warned", "reminded", "assured", "promised", "informed", "asked")
+TELL_VERBS = ("told", "warned", "reminded", "assured", "convinced", "informed", "persuaded")
 # "after meeting X , Y said that ...": the subject is the second name
 ING_VERBS = ("meeting", "visiting", "calling", "helping", "seeing", "watching")
 SAY_VERBS = ("said", "thought", "felt", "knew")
 ADJECTIVES = ("tired", "hungry", "late", "happy", "angry", "sick", "busy", "sad", "ready", "wrong")
 PUNCTUATION = (",", ".")
+# held-out templates by the position of the main clause's subject (0: first name, 1: second);
+# X and Y are the names in order, P the pronoun, A an adjective
+HELD_OUT_TEMPLATES = (
+    ("X thanked Y because P was A .", "X called Y when P was A ."),
+    ("when X arrived , Y knew P was A .", "before X left , Y felt P was A ."),
+)
 
 NOUNS = (
     "dog", "cat", "bird", "horse", "man", "woman", "boy", "girl", "teacher", "doctor",
@@ -68,9 +87,11 @@ PAIR_KINDS = ("passive", "synonym", "role swap", "verb")  # the first two are pa
 
 def words() -> set[str]:
     """Every word the generators can use (each must be one word piece of the model)."""
-    lists = (MALE_NAMES, FEMALE_NAMES, TELL_VERBS, ING_VERBS, SAY_VERBS, ADJECTIVES, NOUNS)
+    lists = (MALE_NAMES, FEMALE_NAMES, HELD_OUT_MALE, HELD_OUT_FEMALE, TELL_VERBS, ING_VERBS)
+    lists += (SAY_VERBS, ADJECTIVES, NOUNS)
     fixed = {"he", "she", "that", "after", "was", "by", "the", *PUNCTUATION}
-    return fixed | {w for ws in lists for w in ws} | {w for pair in VERB_SYNONYMS for w in pair}
+    held = {w for ts in HELD_OUT_TEMPLATES for t in ts for w in t.split() if w not in "XYPA"}
+    return fixed | held | {w for ws in lists for w in ws} | {w for p in VERB_SYNONYMS for w in p}
 
 
 @dataclass(frozen=True)
@@ -130,7 +151,9 @@ def _item(sentence: list[str], first: int, second: int, pronoun: int, antecedent
     )
 
 
-def coref_sentences(n: int, seed: int = 0, ambiguous: bool = False) -> list[CorefItem]:
+def coref_sentences(
+    n: int, seed: int = 0, ambiguous: bool = False, held_out: bool = False
+) -> list[CorefItem]:
     """``n`` pronoun sentences with two names, balanced so that only the gender decides.
 
     The sentence is either *X told Y that P was ADJ .* (subject first) or *after meeting X ,
@@ -143,6 +166,9 @@ def coref_sentences(n: int, seed: int = 0, ambiguous: bool = False) -> list[Core
         seed: seed of the random draws; the same seed gives the same sentences.
         ambiguous: both names of the pronoun's gender (``antecedent`` is then ``None``); the
             cells are subject first / second × *he* / *she*.
+        held_out: use the held-out names and the four held-out templates instead (*X thanked
+            Y because P was A .*, *X called Y when P was A .*, *when X arrived , Y knew P was
+            A .*, *before X left , Y felt P was A .*), with the same balance.
 
     Returns:
         A list of :class:`CorefItem`.
@@ -152,8 +178,10 @@ def coref_sentences(n: int, seed: int = 0, ambiguous: bool = False) -> list[Core
     items = []
     for i in range(n):
         antecedent, subject, gender = i % 2, (i // 2) % 2, ("male", "female")[(i // 4) % 2]
-        same = MALE_NAMES if gender == "male" else FEMALE_NAMES
-        other = FEMALE_NAMES if gender == "male" else MALE_NAMES
+        males, females = (
+            (HELD_OUT_MALE, HELD_OUT_FEMALE) if held_out else (MALE_NAMES, FEMALE_NAMES)
+        )
+        same, other = (males, females) if gender == "male" else (females, males)
         if ambiguous:
             names = rng.sample(same, 2)
         else:
@@ -162,7 +190,11 @@ def coref_sentences(n: int, seed: int = 0, ambiguous: bool = False) -> list[Core
                 names.reverse()
         x, y = names
         tail = [PRONOUNS[gender], "was", rng.choice(ADJECTIVES), "."]
-        if subject == 0:
+        if held_out:
+            fill = {"X": x, "Y": y, "P": tail[0], "A": tail[2]}
+            sentence = [fill.get(w, w) for w in rng.choice(HELD_OUT_TEMPLATES[subject]).split()]
+            first, second = sentence.index(x), sentence.index(y)
+        elif subject == 0:
             sentence = [x, rng.choice(TELL_VERBS), y, "that", *tail]
             first, second = 0, 2
         else:
