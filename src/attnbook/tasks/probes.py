@@ -49,11 +49,12 @@ FEMALE_NAMES = (
     "mary", "anna", "sarah", "emma", "lisa", "kate", "jane", "susan", "amy", "laura",
     "rachel", "linda", "helen", "alice", "julia", "emily", "maria", "nancy", "karen", "lucy",
 )  # fmt: skip
-# names that no default set uses, for the held-out check (none is a common English word)
+#: Men's names that no default set uses, for the held-out check (none is a common English word)
 HELD_OUT_MALE = (
     "oliver", "ethan", "noah", "luke", "brian", "carl", "greg", "walter", "arthur", "ralph",
     "alan", "simon", "daniel", "tim",
 )  # fmt: skip
+#: Women's names that no default set uses, for the held-out check
 HELD_OUT_FEMALE = (
     "chloe", "olivia", "sophie", "megan", "jessica", "nicole", "hannah", "claire", "agnes", "diana",
     "irene", "stella", "sophia", "molly",
