@@ -7,6 +7,9 @@
 * :mod:`~attnbook.interp.ablation` — zero, mean and joint ablation of heads by forward pre-hooks
   on ``out_proj``; greedy joint removal and needed / redundant / dead verdicts; token erasure
   (chapter 8).
+* Part V: :mod:`~attnbook.interp.alignment` — cross-attention against a reference alignment
+  (translation); :mod:`~attnbook.interp.patches` — a Vision Transformer's attention over image
+  patches; :mod:`~attnbook.interp.rollout` — attention rollout;
 * :mod:`~attnbook.interp.roles` — head roles of a pretrained model over padded batches ([CLS],
   [SEP] and punctuation sinks, previous/next token, entropy, coreference hits with bootstrap
   intervals), and what switching heads off does to sentence similarity (Part VI).

@@ -9,6 +9,10 @@
   skip a clue, the task's shortcut test; :mod:`~attnbook.tasks.counterfactuals` — sentences with
   one clue changed, the controls of chapters 6 and 8;
 * :mod:`~attnbook.tasks.synthetic` — chapter 10's offset-copy and retrieval tasks;
+* Part V: :mod:`~attnbook.tasks.translation` — dates and numbers, English <-> Chinese;
+  :mod:`~attnbook.tasks.stories` — bAbI-style stories with questions and supporting facts;
+  :mod:`~attnbook.tasks.summaries` — paragraphs with one key sentence;
+  :mod:`~attnbook.tasks.digits` — scikit-learn's 8x8 digits, split and batched;
 * :mod:`~attnbook.tasks.probes` — sentence sets for a pretrained word-piece model (Part VI):
   balanced coreference sentences with their shortcut baselines, and labelled paraphrase /
   non-paraphrase pairs.

@@ -8,7 +8,9 @@
 * :mod:`~attnbook.viz.web` — figure switchers as HTML views (no kernel, no widget manager);
 * :mod:`~attnbook.viz.attention_view` — the hover view of attention, drawn in the browser;
 * :mod:`~attnbook.viz.explorer` — the head explorer, static and live;
-* :mod:`~attnbook.viz.fonts` — a CJK font for Chinese labels.
+* :mod:`~attnbook.viz.fonts` — a CJK font for Chinese labels;
+* :mod:`~attnbook.viz.pointer` — a pointer over sentences (summarisation);
+* :mod:`~attnbook.viz.patches` — maps over an image's patches, a position-similarity grid (vision).
 
 The chart functions are also importable from here: ``from attnbook import viz;
 viz.heatmap(...)``.
