@@ -157,18 +157,21 @@ def test_every_view_responds_without_a_kernel(offline_page, site_url, page):
         else:
             panel = view.locator(".attnbook-sentence:visible").first
             queries = panel.locator(".attnbook-q")
-            assert queries.count() >= 2, f"{page}, view {i}: fewer than two query tokens"
+            assert queries.count() >= 1, f"{page}, view {i}: no query token"
+            last = min(1, queries.count() - 1)  # a view may have one query (a question vector)
             queries.nth(0).hover()
             first = panel.evaluate(KEY_WEIGHTS)
-            queries.nth(1).hover()
+            queries.nth(last).hover()
             second = panel.evaluate(KEY_WEIGHTS)
-            assert first != second and all(w is not None for w in second), (
+            assert all(w is not None for w in second), f"{page}, view {i}: no weights shown"
+            assert last == 0 or first != second, (
                 f"{page}, view {i}: pointing at another token changed nothing"
             )
             heads = view.locator('.attnbook-heads button:not([data-value="-1"])')
+            assert last == 1 or heads.count() > 1, f"{page}, view {i}: one query and one head"
             if heads.count() > 1:
                 heads.nth(1).click()
-                queries.nth(1).hover()
+                queries.nth(last).hover()
                 assert panel.evaluate(KEY_WEIGHTS) != second, f"{page}, view {i}: head switch"
     assert offline_page.blocked == []
     assert noise_free(offline_page.errors) == [], f"{page}: console errors {offline_page.errors}"

@@ -49,6 +49,10 @@ from attnbook.exercises.ch10_approximations import (
     check_window_layers,
 )
 from attnbook.exercises.ch11_training import check_attention_backward
+from attnbook.exercises.ch12_translation import check_number_to_chinese
+from attnbook.exercises.ch13_reading import check_last_place, check_supporting_share
+from attnbook.exercises.ch14_summarising import check_central_sentence
+from attnbook.exercises.ch15_vision import check_patchify, check_rollout
 from attnbook.exercises.ch16_pretrained import (
     check_bert_param_count,
     check_mean_pool,
@@ -92,6 +96,12 @@ __all__ = [
     "check_state_bytes",
     "check_window_layers",
     "check_attention_backward",
+    "check_number_to_chinese",
+    "check_last_place",
+    "check_supporting_share",
+    "check_central_sentence",
+    "check_patchify",
+    "check_rollout",
     "check_bert_param_count",
     "check_mean_pool",
     "check_predicted_tokens",
