@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from attnbook.tasks.vocab import Vocabulary
+from attnbook.tasks.vocab import Vocabulary, pad_rows
 
 __all__ = [
     "BOS",
@@ -84,11 +84,6 @@ def split_numbers(test_size: int = 200, seed: int = 0) -> tuple[list[int], list[
     return sorted(order[test_size:]), sorted(order[:test_size])
 
 
-def _pad(rows: list[list[int]], pad_id: int) -> Tensor:
-    width = max(len(r) for r in rows)
-    return torch.tensor([r + [pad_id] * (width - len(r)) for r in rows])  # (N, width)
-
-
 def encode_numbers(numbers: Sequence[int], vocab: Vocabulary) -> tuple[Tensor, Tensor]:
     """Token ids of the words and of the digits of each number, padded with ``vocab.pad_id``.
 
@@ -105,7 +100,7 @@ def encode_numbers(numbers: Sequence[int], vocab: Vocabulary) -> tuple[Tensor, T
     numbers = [_check_number(n) for n in numbers]
     src = [vocab.encode(number_to_words(n).split()) for n in numbers]
     tgt = [vocab.encode([BOS, *str(n), EOS]) for n in numbers]
-    return _pad(src, vocab.pad_id), _pad(tgt, vocab.pad_id)
+    return pad_rows(src, vocab.pad_id), pad_rows(tgt, vocab.pad_id)
 
 
 def number_batch(

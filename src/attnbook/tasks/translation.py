@@ -37,7 +37,7 @@ import torch
 from torch import Tensor
 
 from attnbook.tasks.numbers import BOS, EOS, number_to_words, number_vocabulary
-from attnbook.tasks.vocab import Vocabulary, tokenize
+from attnbook.tasks.vocab import Vocabulary, pad_rows, tokenize
 
 __all__ = [
     "DIRECTIONS",
@@ -307,15 +307,10 @@ class TranslationTask:
         return encode_pairs(pairs, vocab, direction)
 
 
-def _pad(rows: list[list[int]], pad_id: int) -> Tensor:
-    width = max(len(r) for r in rows)
-    return torch.tensor([r + [pad_id] * (width - len(r)) for r in rows])  # (N, width)
-
-
 def _encode(jobs: list[tuple[Pair, str]], vocab: Vocabulary) -> tuple[Tensor, Tensor]:
     src = [vocab.encode(p.source(d)) for p, d in jobs]
     tgt = [vocab.encode([BOS, *p.target(d), EOS]) for p, d in jobs]
-    return _pad(src, vocab.pad_id), _pad(tgt, vocab.pad_id)
+    return pad_rows(src, vocab.pad_id), pad_rows(tgt, vocab.pad_id)
 
 
 def encode_pairs(pairs: Sequence[Pair], vocab: Vocabulary, direction: str) -> tuple[Tensor, Tensor]:
@@ -386,7 +381,7 @@ def log_likelihood(
     src, _ = encode_pairs(pairs, vocab, direction)
     if len(targets) != len(pairs):
         raise ValueError(f"targets must have one entry per pair ({len(pairs)}); got {len(targets)}")
-    tgt = _pad([vocab.encode([BOS, *t, EOS]) for t in targets], vocab.pad_id)  # (N, T)
+    tgt = pad_rows([vocab.encode([BOS, *t, EOS]) for t in targets], vocab.pad_id)  # (N, T)
     with torch.no_grad():
         logp = model(src, tgt[:, :-1]).log_softmax(-1)  # (N, T-1, vocab)
     logp = logp.gather(-1, tgt[:, 1:, None])[..., 0]  # (N, T-1)

@@ -11,9 +11,10 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
+import torch
 from torch import Tensor
 
-__all__ = ["tokenize", "join_tokens", "Vocabulary"]
+__all__ = ["tokenize", "join_tokens", "Vocabulary", "pad_rows"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -84,3 +85,9 @@ class Vocabulary:
         if bad:
             raise ValueError(f"ids {bad[:5]} are outside [0, {len(self)})")
         return [self.itos[i] for i in ids]
+
+
+def pad_rows(rows: list[list[int]], pad_id: int) -> Tensor:
+    """Token-id rows of different lengths as one (N, longest) tensor, padded on the right."""
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [pad_id] * (width - len(r)) for r in rows])  # (N, width)
