@@ -1,0 +1,243 @@
+"""Self-attention with the knobs Part VII turns, one at a time.
+
+:class:`LabAttention` is multi-head self-attention (the same projections, split and merge as
+:class:`attnbook.mha.MultiHeadAttention`) with switches for what the tuning, troubleshooting and
+outlook chapters change:
+
+* ``positions``: ``"rotary"`` rotates queries and keys by their position (Su et al. 2021),
+  ``"alibi"`` adds ``-slope_h · distance`` to the scores (Press et al. 2022), ``"none"`` leaves
+  positions to the embedding;
+* ``windows``: one window per head — ``w`` lets a query see keys at most ``w`` positions away,
+  ``None`` sees every key (local and global heads mixed in one layer);
+* ``num_kv_heads``: fewer key/value heads than query heads, shared by groups of query heads
+  (grouped-query attention; 1 is multi-query attention), which shrinks the key/value cache;
+* ``qk_norm``: layer-normalise each head's queries and keys before the dot product
+  (Henry et al. 2020; Dehghani et al. 2023), which bounds the scores;
+* ``scale`` and ``scale_first``: the factor on ``Q K^T`` (``1/sqrt(D)`` unless set — set it
+  wrongly to reproduce a bug) and whether it multiplies the queries *before* the product, as
+  PyTorch's fused kernels do, or the scores after it, as the formula is written. In float16
+  the second can overflow (largest float16: 65504) where the first does not;
+* ``dropout``: attention dropout on the weights, in training mode only.
+
+The scores pass through :class:`AttentionLogits`, an identity module, just before the masks
+and the softmax, so that a forward hook (:class:`attnbook.diagnose.monitors.LogitMonitor`) can
+watch them without changing this code.
+
+Shape legend: N batch, L length, E embedding size, H query heads, K key/value heads
+(``num_kv_heads``), D head size (E // H).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+from attnbook.mha import merge_heads, split_heads
+
+__all__ = [
+    "AttentionLogits",
+    "LabAttention",
+    "RelativePositions",
+    "alibi_slopes",
+    "rotate",
+    "window_mask",
+]
+
+#: The relative-position schemes :class:`LabAttention` applies inside attention.
+RelativePositions = Literal["none", "rotary", "alibi"]
+
+
+class AttentionLogits(nn.Identity):
+    """Identity on the (N, H, L, L) scores before masking and softmax: a place to hook."""
+
+
+def alibi_slopes(num_heads: int) -> Tensor:
+    """ALiBi's slopes: a geometric sequence ``2**(-8 h / H)``, h = 1..H (Press et al. 2022)."""
+    if num_heads <= 0:
+        raise ValueError(f"num_heads must be positive; got {num_heads}")
+    return torch.tensor([2.0 ** (-8.0 * h / num_heads) for h in range(1, num_heads + 1)])
+
+
+def rotate(x: Tensor, base: float = 10000.0, start: int = 0) -> Tensor:
+    """Rotary position embedding: turn feature pair ``(2i, 2i+1)`` of position ``p`` by ``p·θ_i``.
+
+    ``θ_i = base**(-2i/D)``, the frequencies of the sinusoidal table
+    (:func:`attnbook.positional.sinusoidal_encoding`). Because a rotation by ``p·θ`` followed by
+    the dot product with a key rotated by ``s·θ`` depends only on ``p - s``, the scores of
+    rotated queries and keys depend on positions only through their distance.
+
+    Args:
+        x: (..., L, D) queries or keys, D even.
+        base: the wavelength scale.
+        start: the position of the first row (for decoding one position at a time).
+
+    Returns:
+        (..., L, D), the rotated features (same dtype).
+    """
+    L, D = x.shape[-2], x.shape[-1]
+    if D % 2:
+        raise ValueError(f"rotary positions need an even head size; got x {tuple(x.shape)}")
+    position = torch.arange(start, start + L, dtype=torch.float64, device=x.device)
+    theta = base ** (-torch.arange(0, D, 2, dtype=torch.float64, device=x.device) / D)
+    angle = position[:, None] * theta  # (L, D/2)
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., L, D/2) each
+    turned = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
+    return turned.flatten(-2)  # (..., L, D), pairs interleaved again
+
+
+def window_mask(
+    length: int, windows: Sequence[int | None], causal: bool = False, device=None
+) -> Tensor:
+    """Per-head allowed keys: (H, L, L) bool, ``True`` where query i may see key j.
+
+    Head h sees ``|i - j| <= windows[h]`` (every key when ``windows[h]`` is ``None``), and only
+    ``j <= i`` when ``causal``.
+    """
+    position = torch.arange(length, device=device)
+    distance = position[:, None] - position[None, :]  # (L, L): i - j
+    masks = []
+    for w in windows:
+        allowed = torch.ones(length, length, dtype=torch.bool, device=device)
+        if w is not None:
+            allowed &= distance.abs() <= w
+        if causal:
+            allowed &= distance >= 0
+        masks.append(allowed)
+    return torch.stack(masks)  # (H, L, L)
+
+
+class LabAttention(nn.Module):
+    """Multi-head self-attention with Part VII's switches (see the module docstring).
+
+    Args:
+        embed_dim: E.
+        num_heads: H; must divide E.
+        num_kv_heads: K, key/value heads; must divide H. Default H (ordinary multi-head).
+        positions: ``"none"``, ``"rotary"`` or ``"alibi"``.
+        windows: H windows (an int >= 0, or ``None`` for a global head); default all global.
+        causal: forbid keys after the query.
+        qk_norm: layer-normalise queries and keys per head.
+        scale: factor on ``Q K^T``; default ``1/sqrt(D)``.
+        scale_first: multiply the queries by ``scale`` before ``Q K^T`` (else the scores after).
+        dropout: attention dropout probability (training mode only).
+        rotary_base: ``base`` of :func:`rotate`.
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        *,
+        num_kv_heads: int | None = None,
+        positions: RelativePositions = "none",
+        windows: Sequence[int | None] | None = None,
+        causal: bool = False,
+        qk_norm: bool = False,
+        scale: float | None = None,
+        scale_first: bool = True,
+        dropout: float = 0.0,
+        rotary_base: float = 10000.0,
+    ) -> None:
+        super().__init__()
+        kv = num_heads if num_kv_heads is None else num_kv_heads
+        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
+            raise ValueError(
+                f"embed_dim must be a positive multiple of num_heads; got {embed_dim}, {num_heads}"
+            )
+        if kv <= 0 or num_heads % kv:
+            raise ValueError(f"num_kv_heads must divide num_heads={num_heads}; got {kv}")
+        if positions not in ("none", "rotary", "alibi"):
+            raise ValueError(f'positions must be "none", "rotary" or "alibi"; got {positions!r}')
+        windows = [None] * num_heads if windows is None else list(windows)
+        if len(windows) != num_heads or any(w is not None and w < 0 for w in windows):
+            raise ValueError(f"windows must give {num_heads} windows >= 0 or None; got {windows}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1); got {dropout}")
+        self.embed_dim, self.num_heads, self.num_kv_heads = embed_dim, num_heads, kv
+        self.head_dim = embed_dim // num_heads
+        if positions == "rotary" and self.head_dim % 2:
+            raise ValueError(f"rotary positions need an even head size; got {self.head_dim}")
+        self.positions, self.windows, self.causal = positions, windows, causal
+        self.scale = 1.0 / math.sqrt(self.head_dim) if scale is None else float(scale)
+        self.scale_first, self.dropout, self.rotary_base = scale_first, dropout, rotary_base
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+        self.k_proj = nn.Linear(embed_dim, kv * self.head_dim)
+        self.v_proj = nn.Linear(embed_dim, kv * self.head_dim)
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+        self.q_norm = nn.LayerNorm(self.head_dim) if qk_norm else None
+        self.k_norm = nn.LayerNorm(self.head_dim) if qk_norm else None
+        self.register_buffer("slopes", alibi_slopes(num_heads), persistent=False)
+        self.logits = AttentionLogits()
+
+    def kv_cache_bytes(self, length: int, batch: int = 1) -> int:
+        """Bytes of the keys and values a decoder keeps for ``length`` positions (float32)."""
+        return 2 * batch * length * self.num_kv_heads * self.head_dim * 4
+
+    def forward(
+        self,
+        x: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = False,
+        head_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attend from every position of ``x`` to every allowed position of ``x``.
+
+        Args:
+            x: (N, L, E).
+            key_padding_mask: (N, L) bool, ``True`` marks padding (never attended).
+            need_weights: also return the weights, (N, H, L, L) per head.
+            head_mask: (H,) or (N, H); multiplies each head's output (0 switches it off).
+
+        Returns:
+            ``(output (N, L, E), weights or None)``. A query with no allowed key gets weights 0.
+        """
+        if x.dim() != 3 or x.size(-1) != self.embed_dim:
+            raise ValueError(f"x must be (N, L, {self.embed_dim}); got {tuple(x.shape)}")
+        N, L, _ = x.shape
+        q = split_heads(self.q_proj(x), self.num_heads)  # (N, H, L, D)
+        k = split_heads(self.k_proj(x), self.num_kv_heads)  # (N, K, L, D)
+        v = split_heads(self.v_proj(x), self.num_kv_heads)  # (N, K, L, D)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        if self.positions == "rotary":
+            q, k = rotate(q, self.rotary_base), rotate(k, self.rotary_base)
+        group = self.num_heads // self.num_kv_heads
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (N, H, L, D)
+        if self.scale_first:
+            scores = (q * self.scale) @ k.transpose(-2, -1)  # (N, H, L, L)
+        else:
+            scores = (q @ k.transpose(-2, -1)) * self.scale
+        if self.positions == "alibi":
+            position = torch.arange(L, device=x.device)
+            distance = (position[:, None] - position[None, :]).abs().to(scores.dtype)
+            scores = scores - self.slopes.to(scores.dtype)[:, None, None] * distance
+        scores = self.logits(scores)
+        allowed = window_mask(L, self.windows, self.causal, x.device)[None]  # (1, H, L, L)
+        if key_padding_mask is not None:
+            if key_padding_mask.shape != (N, L) or key_padding_mask.dtype != torch.bool:
+                raise ValueError(
+                    f"key_padding_mask must be bool (N, L) = ({N}, {L}); got "
+                    f"{key_padding_mask.dtype} {tuple(key_padding_mask.shape)}"
+                )
+            allowed = allowed & ~key_padding_mask[:, None, None, :]  # (N, H, L, L)
+        empty = ~allowed.any(dim=-1, keepdim=True)  # (N|1, H, L, 1)
+        scores = scores.masked_fill(~allowed, float("-inf")).masked_fill(empty, 0.0)
+        weights = torch.softmax(scores, dim=-1).masked_fill(empty, 0.0)  # (N, H, L, L)
+        if self.training and self.dropout > 0:
+            weights = nn.functional.dropout(weights, self.dropout)
+        heads = weights @ v  # (N, H, L, D)
+        if head_mask is not None:
+            heads = heads * _head_scale(head_mask, N, self.num_heads, heads.dtype)
+        output = self.out_proj(merge_heads(heads))  # (N, L, E)
+        return output, (weights if need_weights else None)
+
+
+def _head_scale(head_mask: Tensor, N: int, H: int, dtype: torch.dtype) -> Tensor:
+    if head_mask.shape not in ((H,), (N, H)):
+        raise ValueError(f"head_mask must be ({H},) or ({N}, {H}); got {tuple(head_mask.shape)}")
+    return head_mask.to(dtype).reshape(-1, H, 1, 1)  # (1|N, H, 1, 1)
