@@ -362,3 +362,12 @@ def test_bad_arguments_raise_named_errors(
 ) -> None:
     with pytest.raises(error, match=message):
         function(**(ok_inputs() | changes))
+
+
+def test_float16_scores_do_not_overflow_before_scaling():
+    # q . k = 64 * 45 * 45 = 129,600 > 65,504 (float16's largest), but the scaled score is 16,200.
+    q = torch.full((1, 4, 64), 45.0, dtype=torch.float16)
+    output, weights = scaled_dot_product_attention(q, q, q)
+    reference = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    assert torch.isfinite(output).all() and torch.isfinite(weights).all()
+    torch.testing.assert_close(output, reference)

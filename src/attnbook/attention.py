@@ -88,7 +88,9 @@ def scaled_dot_product_attention(
         temperature=temperature,
     )
 
-    scores = query @ key.transpose(-2, -1) * (scale / temperature)  # (..., L, S)
+    # The queries are scaled before the product, as in PyTorch's kernels: in float16, Q K^T itself
+    # can pass the largest finite value (65504) where the scaled scores do not (chapter 19).
+    scores = (query * (scale / temperature)) @ key.transpose(-2, -1)  # (..., L, S)
     if mask is not None:
         if mask.dtype == torch.bool:
             scores = scores.masked_fill(~mask, float("-inf"))
