@@ -51,6 +51,14 @@ SOLUTIONS = {
     "ch16-ex-tokens": ("tokens", checkers.check_predicted_tokens),
     "ch17-ex-previous": ("my_previous_weight", checkers.check_previous_weight),
     "ch17-ex-hits": ("my_candidate_hits", checkers.check_candidate_hits),
+    "ch18-ex-soft": ("my_soft_loss", checkers.check_soft_loss),
+    "ch18-ex-diversity": ("my_diversity", checkers.check_diversity),
+    "ch19-ex-uniformity": ("my_uniformity", checkers.check_uniformity),
+    "ch19-ex-verdicts": ("my_verdicts", checkers.check_verdicts),
+    "ch19b-ex-largest": ("largest_dot", checkers.check_largest_dot),
+    "ch19b-ex-rotate": ("my_rotate", checkers.check_rotate),
+    "ch20-ex-cache": ("my_cache_bytes", checkers.check_cache_bytes),
+    "ch20-ex-step": ("my_linear_step", checkers.check_linear_step),
 }
 
 

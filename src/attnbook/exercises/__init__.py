@@ -59,6 +59,10 @@ from attnbook.exercises.ch16_pretrained import (
     check_predicted_tokens,
 )
 from attnbook.exercises.ch17_real_heads import check_candidate_hits, check_previous_weight
+from attnbook.exercises.ch18_tuning import check_diversity, check_soft_loss
+from attnbook.exercises.ch19_troubleshooting import check_uniformity, check_verdicts
+from attnbook.exercises.ch19b_unstable import check_largest_dot, check_rotate
+from attnbook.exercises.ch20_outlook import check_cache_bytes, check_linear_step
 from attnbook.exercises.report import Report
 
 __all__ = [
@@ -107,4 +111,12 @@ __all__ = [
     "check_predicted_tokens",
     "check_previous_weight",
     "check_candidate_hits",
+    "check_soft_loss",
+    "check_diversity",
+    "check_uniformity",
+    "check_verdicts",
+    "check_largest_dot",
+    "check_rotate",
+    "check_cache_bytes",
+    "check_linear_step",
 ]

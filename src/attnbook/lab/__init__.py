@@ -2,5 +2,7 @@
 
 :mod:`~attnbook.lab.attention` (self-attention with rotary/ALiBi positions, per-head windows,
 grouped key/value heads, query-key normalisation, a configurable scale), :mod:`~attnbook.lab.model`
-(the model and its loss) and :mod:`~attnbook.lab.tasks` (synthetic sequence tasks).
+(the model and its loss), :mod:`~attnbook.lab.tasks` (synthetic sequence tasks),
+:mod:`~attnbook.lab.tuning` (distillation, attention transfer, head diversity and supervision) and
+:mod:`~attnbook.lab.decoding` (decoding with a key/value cache, grouped heads, a window and sinks).
 """

@@ -1,0 +1,158 @@
+"""Checkers for the exercises of chapter 19's section on long inputs and unstable training.
+
+* ``largest_dot(head_dim, scale_first)``: the largest ``|q·k|`` (the unscaled dot product of one
+  query and one key) whose score float16 still holds, when the scale ``1/sqrt(head_dim)``
+  multiplies the query first or the product after;
+* ``my_rotate(x)``: rotary positions, compared with :func:`attnbook.lab.attention.rotate`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.lab.attention import rotate
+
+__all__ = ["check_largest_dot", "check_rotate"]
+
+FLOAT16_MAX = 65504.0
+
+
+def check_largest_dot(largest_dot: Callable[[int, bool], float]) -> Report:
+    """Check the reader's ``largest_dot(head_dim, scale_first)``."""
+    report = Report("largest_dot")
+
+    def right(d: int, first: bool) -> float:
+        return FLOAT16_MAX * math.sqrt(d) if first else FLOAT16_MAX
+
+    mistakes = {
+        "the two cases are swapped: scaling the query FIRST keeps the product small, so it is "
+        "the case that allows the larger q·k": lambda d, f: right(d, not f),
+        "the scale is 1/sqrt(head_dim), not 1/head_dim":
+            lambda d, f: FLOAT16_MAX * d if f else FLOAT16_MAX,
+        "scaling the query first lets q·k be sqrt(head_dim) times LARGER, not smaller":
+            lambda d, f: FLOAT16_MAX / math.sqrt(d) if f else FLOAT16_MAX,
+        "when the scale multiplies after the product, q·k itself must fit in float16; the "
+        "scale comes too late to help": lambda d, f: FLOAT16_MAX * math.sqrt(d),
+        "float16's largest finite value is 65504 (2**16 = 65536 is already infinity)":
+            lambda d, f: 65536.0 * (math.sqrt(d) if f else 1.0),
+        "that is float32's largest value; the question is about float16":
+            lambda d, f: float(torch.finfo(torch.float32).max) * (math.sqrt(d) if f else 1.0),
+    }  # fmt: skip
+
+    def case(d: int, first: bool) -> Callable[[], str | None]:
+        def run() -> str | None:
+            got = call(largest_dot, d, first)
+            try:
+                value = float(got)
+            except (TypeError, ValueError):
+                return f"return a number; got {type(got).__name__}"
+            expected = right(d, first)
+            if math.isclose(value, expected, rel_tol=1e-5):
+                return None
+            for explanation, wrong in mistakes.items():
+                if math.isclose(value, wrong(d, first), rel_tol=1e-5):
+                    return explanation
+            return f"expected {expected:.6g}; got {value:.6g}"
+
+        return run
+
+    for d in (16, 64):
+        for first in (False, True):
+            where = "the query first" if first else "the product after"
+            report.run(f"head size {d}, scale on {where}", case(d, first))
+    return report
+
+
+def check_rotate(my_rotate: Callable[[Tensor], Tensor]) -> Report:
+    """Check the reader's ``my_rotate(x)``: rotary positions for (..., L, D) features."""
+    report = Report("my_rotate")
+    g = torch.Generator().manual_seed(0)
+
+    def diagnose(x: Tensor, out: Tensor) -> str:
+        L, D = x.shape[-2], x.shape[-1]
+        close = lambda other: torch.allclose(out, other, atol=1e-5)  # noqa: E731
+        if close(x):
+            return "nothing was rotated: position p turns pair i by the angle p·θ_i"
+        if close(rotate(x, start=1)):
+            return "positions count from 0 (the first row is not rotated); you started at 1"
+        back = torch.stack(  # rotated the other way
+            (
+                x[..., 0::2] * _cos(L, D) + x[..., 1::2] * _sin(L, D),
+                -x[..., 0::2] * _sin(L, D) + x[..., 1::2] * _cos(L, D),
+            ),
+            dim=-1,
+        ).flatten(-2)
+        if close(back):
+            return "the rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)"
+        theta = 10000.0 ** (-torch.arange(0, D // 2, dtype=torch.float64) / D)  # base**(-i/D)
+        if close(_turn(x, theta)):
+            return "θ_i = 10000**(-2i/D) for pair i; you used 10000**(-i/D)"
+        half = D // 2
+        a, b = x[..., :half], x[..., half:]
+        c, s = _cos(L, D), _sin(L, D)
+        if close(torch.cat((a * c - b * s, a * s + b * c), dim=-1)):
+            return (
+                "you paired feature i with i + D/2 (the layout of GPT-NeoX and many libraries); "
+                "this book's rotate() pairs neighbours (2i, 2i+1) — the same idea, a "
+                "different order of features"
+            )
+        return "the rotated features differ from rotate(x)"
+
+    def case(shape: tuple[int, ...]) -> Callable[[], str | None]:
+        def run() -> str | None:
+            x = torch.randn(*shape, generator=g)
+            out = call(my_rotate, x)
+            problem = expect_tensor(out, shape, what="my_rotate")
+            if problem:
+                return problem
+            if torch.allclose(out, rotate(x), atol=1e-5):
+                return changed_inputs(my_rotate, ["x"], x)
+            return diagnose(x, out)
+
+        return run
+
+    report.run("one sequence of 5 positions, head size 8", case((5, 8)))
+    report.run("batch and heads in front: (2, 3, 12, 16)", case((2, 3, 12, 16)))
+    report.run(
+        "relative: the score of rotated q and k depends only on their distance",
+        lambda: _relative(my_rotate),
+    )
+    return report
+
+
+def _angle(L: int, D: int) -> Tensor:
+    theta = 10000.0 ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)
+    return torch.arange(L, dtype=torch.float64)[:, None] * theta  # (L, D/2)
+
+
+def _cos(L: int, D: int) -> Tensor:
+    return _angle(L, D).cos().float()
+
+
+def _sin(L: int, D: int) -> Tensor:
+    return _angle(L, D).sin().float()
+
+
+def _turn(x: Tensor, theta: Tensor) -> Tensor:
+    L = x.shape[-2]
+    angle = torch.arange(L, dtype=torch.float64)[:, None] * theta
+    c, s = angle.cos().float(), angle.sin().float()
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
+
+
+def _relative(my_rotate: Callable[[Tensor], Tensor]) -> str | None:
+    q, k = torch.randn(1, 8), torch.randn(1, 8)
+    rows = call(my_rotate, torch.cat([q] * 6))  # (6, 8): q at positions 0..5
+    keys = call(my_rotate, torch.cat([k] * 6))
+    if not isinstance(rows, Tensor) or rows.shape != (6, 8):
+        return "my_rotate must return a (6, 8) tensor for a (6, 8) input"
+    scores = [float(rows[i] @ keys[i - 2]) for i in range(2, 6)]  # distance 2 each time
+    if max(scores) - min(scores) > 1e-4:
+        return f"q·k at distance 2 changes with the position: {[round(s, 4) for s in scores]}"
+    return None
