@@ -61,3 +61,23 @@ def test_a_wrong_scale_makes_a_model_diffuse():
     sharp = LabModel(config.replace(scale=1e3))
     _, w_sharp = sharp(tokens, need_weights=True)
     assert max_weight(w_sharp).mean() > 0.9
+
+
+def test_uniformity_counts_the_allowed_keys_not_the_keys_with_weight():
+    # A head that puts 0.5/0.5 on 2 of 6 keys is sharp, not uniform: ln 2 / ln 6, not 1.
+    w = torch.zeros(1, 1, 1, 6)
+    w[..., :2] = 0.5
+    torch.testing.assert_close(
+        head_entropy([w], normalise=True), torch.full((1, 1), math.log(2) / math.log(6))
+    )
+    # With a causal mask, row i is uniform over its i + 1 keys: uniformity 1 on every row.
+    causal = torch.tril(torch.ones(4, 4, dtype=torch.bool))
+    rows = causal.float() / causal.float().sum(-1, keepdim=True)
+    w = rows[None, None]  # (1, 1, 4, 4)
+    queries = torch.tensor([[False, True, True, True]])  # row 0 has one key: nothing to spread
+    torch.testing.assert_close(
+        head_entropy([w], queries=queries, normalise=True, allowed=causal), torch.ones(1, 1)
+    )
+    assert head_entropy([w], queries=queries, normalise=True) < 0.9  # over all 4 keys: not uniform
+    with pytest.raises(ValueError, match="allowed must broadcast"):
+        head_entropy([w], normalise=True, allowed=torch.ones(3, 3, dtype=torch.bool))

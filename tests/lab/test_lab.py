@@ -156,3 +156,26 @@ def test_tasks_targets_follow_their_rules():
         tasks.recall(2, g, num_pairs=20)
     with pytest.raises(ValueError, match="same"):
         tasks.FixedPool(torch.zeros(3, 4), torch.zeros(3, 5))
+
+
+def test_alibi_adds_minus_slope_times_distance_and_rotate_pins_the_angles():
+    torch.manual_seed(0)
+    attn = LabAttention(8, 2, positions="alibi")
+    plain = LabAttention(8, 2)
+    plain.load_state_dict(attn.state_dict())
+    seen = {}
+    attn.logits.register_forward_hook(lambda m, i, o: seen.__setitem__("alibi", o))
+    plain.logits.register_forward_hook(lambda m, i, o: seen.__setitem__("plain", o))
+    x = torch.randn(1, 5, 8)
+    attn(x)
+    plain(x)
+    distance = (torch.arange(5)[:, None] - torch.arange(5)[None, :]).abs().float()
+    expected = seen["plain"] - torch.tensor([2.0**-4, 2.0**-8])[None, :, None, None] * distance
+    torch.testing.assert_close(seen["alibi"], expected)  # slopes 2^-4, 2^-8 for two heads
+    # Position 3, pair 1 of a head of size 4 turns by 3 * 10000^(-2/4) = 0.03 radians.
+    x = torch.zeros(4, 4)
+    x[:, 2] = 1.0  # the first feature of pair 1 at every position
+    turned = rotate(x)
+    angle = 3 * 10000.0 ** (-2 / 4)
+    torch.testing.assert_close(turned[3, 2:], torch.tensor([math.cos(angle), math.sin(angle)]))
+    torch.testing.assert_close(turned[3, :2], torch.zeros(2))

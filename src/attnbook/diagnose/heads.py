@@ -79,14 +79,39 @@ def head_entropy(
     queries: Tensor | None = None,
     *,
     normalise: bool = False,
+    allowed: Tensor | None = None,
 ) -> Tensor:
-    """Mean row entropy per head, (layers, H), in nats (or as a fraction of uniform's)."""
+    """Mean row entropy per head, (layers, H), in nats (or as a fraction of uniform's).
+
+    Args:
+        weights: one (N, H, L, S) tensor per layer, or (layers, N, H, L, S).
+        key_padding_mask: (N, S) bool, ``True`` = padding: not a key the row could attend to.
+        queries: (N, L) bool, the query rows to average over (default all real rows).
+        normalise: divide each row's entropy by ``log`` of the number of keys it was allowed to
+            attend to, so that 1 is uniform over them. The allowed keys are the keys that are not
+            padding and, if given, allowed by ``allowed``; a key that the softmax pushed to
+            exactly 0 still counts (a very sharp head is not "uniform over its survivors").
+        allowed: bool mask broadcastable to (N, H, L, S), ``True`` where a query may attend
+            (e.g. a causal or window mask); default every key.
+    """
     w = stack_layers(weights)
     rows = _rows(w, key_padding_mask, queries)
     entropy = -(w * w.clamp_min(1e-12).log()).sum(-1)  # (layers, N, H, L)
     if normalise:
-        allowed = (w > 0).sum(-1).clamp_min(2).float()  # keys with any weight, per row
-        entropy = entropy / allowed.log()
+        _, N, H, L, S = w.shape
+        keys = torch.ones(N, H, L, S, dtype=torch.bool, device=w.device)
+        if key_padding_mask is not None:
+            keys = keys & ~key_padding_mask.bool()[:, None, None, :]
+        if allowed is not None:
+            try:
+                keys = keys & allowed.bool()
+            except RuntimeError as error:
+                raise ValueError(
+                    f"allowed must broadcast to (N, H, L, S) = {(N, H, L, S)}; "
+                    f"got {tuple(allowed.shape)}"
+                ) from error
+        count = keys.sum(-1).clamp_min(2).float()  # (N, H, L) allowed keys per row
+        entropy = entropy / count.log()
     return _average(entropy, rows)
 
 
@@ -154,12 +179,17 @@ def head_report(
     key_padding_mask: Tensor | None = None,
     queries: Tensor | None = None,
     sink: int | Tensor = 0,
+    allowed: Tensor | None = None,
 ) -> HeadReport:
-    """All of :func:`head_entropy`, its normalised form, :func:`max_weight` and :func:`sink_share`."""
+    """All of :func:`head_entropy`, its normalised form, :func:`max_weight` and :func:`sink_share`.
+
+    ``allowed`` (a causal or window mask, ``True`` = may attend) is passed to the normalised
+    entropy; see :func:`head_entropy`.
+    """
     args = (key_padding_mask, queries)
     return HeadReport(
         entropy=head_entropy(weights, *args),
-        uniformity=head_entropy(weights, *args, normalise=True),
+        uniformity=head_entropy(weights, *args, normalise=True, allowed=allowed),
         max_weight=max_weight(weights, *args),
         sink=sink_share(weights, sink, *args),
     )
