@@ -53,7 +53,7 @@ def test_decoding_with_the_cache_equals_the_full_forward(changes):
 
 
 @pytest.mark.parametrize("positions", ["learned", "rotary", "alibi"])
-@pytest.mark.parametrize("window,sinks", [(3, 0), (3, 2), (0, 1), (None, 0)])
+@pytest.mark.parametrize("window,sinks", [(3, 0), (3, 2), (0, 1), (2, 6), (None, 0)])
 def test_a_window_cache_equals_the_model_under_the_streaming_mask(positions, window, sinks):
     model, x = model_with(positions=positions, num_kv_heads=2), tokens()
     logits, cache = decode(model, x, KVCache(window=window, sinks=sinks))
@@ -64,6 +64,16 @@ def test_a_window_cache_equals_the_model_under_the_streaming_mask(positions, win
     if window is not None:
         expected = sorted(set(range(sinks)) | set(range(x.size(1) - 1 - window, x.size(1))))
         assert cache.positions.tolist() == expected
+
+
+@pytest.mark.parametrize("window,sinks", [(None, 0), (3, 2)])
+def test_decoding_continues_from_a_filled_cache(window, sinks):
+    model, x = model_with(positions="rotary", num_kv_heads=2), tokens()
+    whole, _ = decode(model, x, KVCache(window=window, sinks=sinks))
+    first, cache = decode(model, x[:, :12], KVCache(window=window, sinks=sinks))
+    rest, cache = decode(model, x[:, 12:], cache)  # the same cache, filled by the first 12 tokens
+    torch.testing.assert_close(torch.cat([first, rest], dim=1), whole, atol=1e-6, rtol=1e-6)
+    assert cache.length == x.size(1)
 
 
 def test_the_window_changes_the_output_when_keys_are_dropped():

@@ -25,8 +25,8 @@ __all__ = ["check_cache_bytes", "check_linear_step"]
 # (num_layers, num_heads, num_kv_heads, head_dim, length, batch, bytes_per_value)
 CACHE_CASES = [
     (32, 32, 8, 128, 8192, 1, 2),  # Mistral 7B's shape at its context length, float16
-    (3, 4, 1, 16, 100, 5, 4),  # multi-query, float32, a batch of 3
-    (6, 12, 12, 64, 512, 2, 2),  # ordinary multi-head attention
+    (3, 4, 1, 16, 100, 5, 4),  # multi-query, float32, a batch of 5
+    (6, 12, 12, 64, 512, 3, 2),  # ordinary multi-head attention, a batch of 3, float16
 ]
 
 
@@ -37,8 +37,8 @@ def _cache_mistake(answer: int, layers: int, H: int, K: int, D: int, L: int, N: 
         (right // 2, "the cache holds the keys AND the values (a factor 2)"),
         (
             kv_cache_bytes(layers, H, D, L, N, b) if K != H else None,
-            f"only the {K} key/value head(s) are cached, not all {H} query heads (the query heads of "
-            "a group share them)",
+            f"only the {K} key/value head(s) are cached, not all {H} query heads, nor {K} times the "
+            f"group size H/K = {H // K} (the query heads of a group share them)",
         ),
         (right // K if K != 1 else None, "multiply by the number of key/value heads too"),
         (right // b, "multiply the number of values by the bytes per value"),
@@ -76,7 +76,7 @@ def check_cache_bytes(cache_bytes: Callable[..., int]) -> Report:
     names = [
         "32 layers, 32 query and 8 key/value heads of 128, 8192 tokens, float16",
         "3 layers, 4 query heads and 1 key/value head, a batch of 5, float32",
-        "6 layers of 12 ordinary heads, a batch of 2, float16",
+        "6 layers of 12 ordinary heads, a batch of 3, float16",
     ]
     for name, args in zip(names, CACHE_CASES):
         report.run(name, case(args))
@@ -111,10 +111,16 @@ def _step_mistake(out: Tensor, state: Tensor, z: Tensor, args: tuple[Tensor, ...
     ):
         return "the feature map is elu(x) + 1; without the + 1 it can be negative"
     if not close(state, right_state):
-        return "the new state should be state + phi(k) v^T, an (E, Ev) outer product"
+        return (
+            "the new state should be state + phi(k) v^T, an (E, Ev) outer product, with the "
+            "feature map phi(x) = elu(x) + 1"
+        )
     if not close(z, right_z):
-        return "the new normaliser should be z + phi(k)"
-    return "the output should be phi(q) . S / (phi(q) . z), with S and z after the update"
+        return "the new normaliser should be z + phi(k), with phi(x) = elu(x) + 1"
+    return (
+        "the output should be phi(q) . S / (phi(q) . z), with S and z after the update and "
+        "phi(x) = elu(x) + 1"
+    )
 
 
 def check_linear_step(linear_step: Callable[..., tuple[Tensor, Tensor, Tensor]]) -> Report:
