@@ -20,11 +20,17 @@ from torch import Tensor
 from attnbook.diagnose.ablation import dead_heads
 from attnbook.diagnose.heads import head_entropy
 from attnbook.exercises.cases import random_attention
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import LearnerError, Report, call, changed_inputs, expect_tensor
 
 __all__ = ["check_uniformity", "check_verdicts"]
 
 ATOL = 1e-4
+
+
+_NAN = (
+    "your answer has nan: a weight of exactly 0 gives 0 * log 0 = 0 * (-inf) = nan; take the log "
+    "of weights.clamp_min(1e-12) (the weight in front is still 0, so the term is 0)"
+)
 
 
 def _uniformity_case(seed: int, N: int = 6, H: int = 3, L: int = 8) -> tuple[Tensor, Tensor]:
@@ -86,6 +92,8 @@ def check_uniformity(my_uniformity: Callable[[Tensor, Tensor], Tensor]) -> Repor
             if problem is not None:
                 return problem
             out = out.float()
+            if torch.isnan(out).any():
+                return _NAN
             expected = head_entropy([weights], padding, normalise=True)[0]
             if torch.allclose(out, expected, atol=ATOL):
                 return None
@@ -106,6 +114,8 @@ def check_uniformity(my_uniformity: Callable[[Tensor, Tensor], Tensor]) -> Repor
         problem = expect_tensor(out, (2,), what="my_uniformity")
         if problem is not None:
             return problem
+        if torch.isnan(out.float()).any():
+            return _NAN
         if not torch.allclose(out.float(), torch.tensor([1.0, 0.0]), atol=ATOL):
             return (
                 "a head uniform over the 4 real keys of 6 must score exactly 1.0 and a one-hot "
@@ -148,14 +158,38 @@ def _table(seed: int, layers: int = 2, H: int = 4):
     return single, pairs
 
 
+def _boundary_table() -> tuple[Tensor, dict]:
+    """Costs exactly at the thresholds, in float64 so that 0.005 is 0.005: head 0 costs 0.005
+    alone (needed: "0.005 or more"); heads 1 and 2 cost 0.02 together (redundant: "0.02 or
+    more"); head 3 is dead."""
+    single = torch.tensor([[0.005, 0.001, 0.002, 0.003]], dtype=torch.float64)
+    heads = [(0, h) for h in range(4)]
+    pairs = {
+        (a, b): float(single[a] + single[b]) for i, a in enumerate(heads) for b in heads[i + 1 :]
+    }
+    pairs[(0, 1), (0, 2)] = 0.02
+    return single, pairs
+
+
+_PAIR_ORDER = (
+    "each pair is stored once, with the lower (layer, head) first: pairs[(a, b)] with a < b. "
+    "Look a pair up in both orders, e.g. pairs.get((x, y), pairs.get((y, x)))"
+)
+
+
 def check_verdicts(my_verdicts: Callable[[Tensor, dict], dict]) -> Report:
     """Chapter 19: needed, redundant or dead, from costs alone and in pairs."""
     report = Report("dead or redundant")
 
     def case(seed: int) -> Callable[[], str | None]:
         def run() -> str | None:
-            single, pairs = _table(seed)
-            out = call(my_verdicts, single, dict(pairs))
+            single, pairs = _table(seed) if seed >= 0 else _boundary_table()
+            try:
+                out = call(my_verdicts, single, dict(pairs))
+            except LearnerError as exc:
+                if isinstance(exc.__cause__, KeyError):
+                    return f"your function raised KeyError {exc.__cause__}: {_PAIR_ORDER}"
+                raise
             if not isinstance(out, dict):
                 return f"my_verdicts must return a dict {{(layer, head): verdict}}; got {type(out).__name__}"
             expected = dead_heads(single, {k: (v, 0.0) for k, v in pairs.items()})
@@ -164,6 +198,12 @@ def check_verdicts(my_verdicts: Callable[[Tensor, dict], dict]) -> Report:
             wrong = {h: (out[h], v) for h, v in expected.items() if out[h] != v}
             if not wrong:
                 return None
+            if seed < 0:
+                return (
+                    "the thresholds include their ends: a head that costs exactly 0.005 alone is "
+                    '"needed" (0.005 or more) and a pair that costs exactly 0.02 makes its heads '
+                    f"redundant (0.02 or more); use >= (wrong: {wrong})"
+                )
             got = set(out.values())
             if "redundant" not in got and any(v == "redundant" for v in expected.values()):
                 return (
@@ -192,6 +232,7 @@ def check_verdicts(my_verdicts: Callable[[Tensor, dict], dict]) -> Report:
     report.run("two needed heads, a redundant pair, the rest dead", case(0))
     report.run("a pair that costs 0.021 together", case(1))
     report.run("a third table", case(2))
+    report.run("costs exactly at the thresholds, 0.005 alone and 0.02 together", case(-1))
     single, pairs = _table(3)
     report.run(
         "does not modify its inputs",
