@@ -146,3 +146,26 @@ def test_gradient_monitor_rejects_a_model_without_parameters_and_unknown_names()
     with GradientMonitor(small()) as monitor:
         with pytest.raises(ValueError, match="no module"):
             monitor.norms_of("nowhere")
+
+
+def test_gradient_monitor_books_a_module_used_only_in_the_second_pass_to_that_pass():
+    class TwoPaths(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+
+        def forward(self, x: torch.Tensor, use_b: bool) -> torch.Tensor:
+            return (self.b(self.a(x)) if use_b else self.a(x)).sum()
+
+    torch.manual_seed(0)
+    model, x = TwoPaths(), torch.ones(1, 2)
+    with GradientMonitor(model) as monitor:
+        model(x, False).backward()
+        model.zero_grad(set_to_none=True)
+        model(x, True).backward()
+        b_norm = torch.cat([p.grad.flatten() for p in model.b.parameters()]).norm()
+        model(x, True)  # a forward pass without backward (evaluation) records nothing
+    assert monitor.module_norms.shape == (2, 2)
+    column = monitor.modules.index("b")
+    assert float(monitor.module_norms[0, column]) == 0.0
+    assert math.isclose(float(monitor.module_norms[1, column]), float(b_norm), rel_tol=1e-6)

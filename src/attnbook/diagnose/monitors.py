@@ -33,6 +33,10 @@ FLOAT16_MAX = float(torch.finfo(torch.float16).max)
 class LogitMonitor:
     """Record the largest ``|score|`` per layer and head of every forward pass.
 
+    The scores are those *before* masking: entries for keys that the causal mask, a window or
+    the padding mask hide are included, so an ``inf`` in a masked entry (which never reaches
+    the softmax) is still reported by :meth:`peak` and :meth:`overflowed`.
+
     Args:
         model: a module containing :class:`~attnbook.lab.attention.AttentionLogits` modules
             (every :class:`~attnbook.lab.attention.LabAttention` has one), hooked in the order
@@ -116,9 +120,11 @@ class LogitMonitor:
 class GradientMonitor:
     """Record gradient norms at each backward pass: global, per module, and non-finite flags.
 
-    A backward pass is recognised by each parameter's gradient arriving once; a new pass
-    starts when a parameter's gradient arrives a second time. Parameters that get no gradient
-    in a pass (unused in the forward pass) count as 0.
+    A new pass starts at each call of ``model``'s forward (a forward pre-hook) and, failing
+    that, when some parameter's gradient arrives a second time (several backward passes after
+    one call, or a submodule called on its own). Parameters that get no gradient in a pass
+    (unused in its forward pass) count as 0 in that pass. Forward passes without a backward
+    pass (evaluation) record nothing.
 
     Args:
         model: the module whose trainable parameters are watched. A parameter belongs to the
@@ -153,6 +159,7 @@ class GradientMonitor:
         self._handles = [
             p.register_post_accumulate_grad_hook(self._hook(i)) for i, (_, p) in enumerate(params)
         ]
+        self._handles.append(model.register_forward_pre_hook(lambda module, args: self._flush()))
 
     def _hook(self, index: int):
         def hook(param: Tensor) -> None:

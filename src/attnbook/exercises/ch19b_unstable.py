@@ -36,8 +36,6 @@ def check_largest_dot(largest_dot: Callable[[int, bool], float]) -> Report:
             lambda d, f: FLOAT16_MAX * d if f else FLOAT16_MAX,
         "scaling the query first lets q·k be sqrt(head_dim) times LARGER, not smaller":
             lambda d, f: FLOAT16_MAX / math.sqrt(d) if f else FLOAT16_MAX,
-        "when the scale multiplies after the product, q·k itself must fit in float16; the "
-        "scale comes too late to help": lambda d, f: FLOAT16_MAX * math.sqrt(d),
         "float16's largest finite value is 65504 (2**16 = 65536 is already infinity)":
             lambda d, f: 65536.0 * (math.sqrt(d) if f else 1.0),
         "that is float32's largest value; the question is about float16":
@@ -54,6 +52,17 @@ def check_largest_dot(largest_dot: Callable[[int, bool], float]) -> Report:
             expected = right(d, first)
             if math.isclose(value, expected, rel_tol=1e-5):
                 return None
+            if not first and math.isclose(value, right(d, True), rel_tol=1e-5):
+                try:  # the same answer for both cases, or the two cases swapped?
+                    same = math.isclose(float(call(largest_dot, d, True)), value, rel_tol=1e-5)
+                except (TypeError, ValueError):
+                    same = False
+                if same:
+                    return (
+                        "you gave 65504·sqrt(head_dim) whether or not the query is scaled "
+                        "first; when the scale multiplies after the product, q·k itself must "
+                        "fit in float16 — the scale comes too late to help"
+                    )
             for explanation, wrong in mistakes.items():
                 if math.isclose(value, wrong(d, first), rel_tol=1e-5):
                     return explanation
@@ -89,12 +98,20 @@ def check_rotate(my_rotate: Callable[[Tensor], Tensor]) -> Report:
         ).flatten(-2)
         if close(back):
             return "the rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)"
+        a, b = x[..., 0::2], x[..., 1::2]
+        c, s = _cos(L, D), _sin(L, D)
         theta = 10000.0 ** (-torch.arange(0, D // 2, dtype=torch.float64) / D)  # base**(-i/D)
         if close(_turn(x, theta)):
             return "θ_i = 10000**(-2i/D) for pair i; you used 10000**(-i/D)"
+        interleaved = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
+        if close(interleaved.unflatten(-1, (D // 2, 2)).transpose(-2, -1).flatten(-2)):
+            return (
+                "the rotated values are right but in the wrong order: you concatenated all "
+                "the new first members, then all the second ones; interleave them so that "
+                "pair i lands back on features (2i, 2i+1) (torch.stack(..., dim=-1).flatten(-2))"
+            )
         half = D // 2
         a, b = x[..., :half], x[..., half:]
-        c, s = _cos(L, D), _sin(L, D)
         if close(torch.cat((a * c - b * s, a * s + b * c), dim=-1)):
             return (
                 "you paired feature i with i + D/2 (the layout of GPT-NeoX and many libraries); "
