@@ -201,3 +201,12 @@ def test_output_share_sums_to_one_and_sees_a_switched_off_head():
     head_output_share(model, tokens)
     assert model.training  # the model's mode is restored
     assert all(not block.attn.out_proj._forward_pre_hooks for block in model.blocks)
+
+
+def test_output_share_restores_mode_and_hooks_when_the_forward_fails():
+    model = LabModel(LabConfig(10, 3, d_model=16, num_heads=4, num_layers=1, max_len=8))
+    model.train()
+    with pytest.raises(ValueError, match="max_len"):
+        head_output_share(model, torch.randint(10, (2, 20)))  # longer than max_len
+    assert model.training
+    assert not model.blocks[0].attn.out_proj._forward_pre_hooks

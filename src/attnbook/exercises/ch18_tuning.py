@@ -43,7 +43,7 @@ def _kl(p_log: Tensor, q_log: Tensor) -> Tensor:
 def _soft_variants(student: Tensor, teacher: Tensor, targets: Tensor, T: float) -> dict[str, float]:
     """What the usual mistakes compute, each as a number."""
     scored = targets != IGNORE
-    C = student.size(-1)
+    N, C = student.size(0), student.size(-1)
     log_s, log_t = F.log_softmax(student / T, -1), F.log_softmax(teacher / T, -1)
     kl = _kl(log_t, log_s)
     return {
@@ -60,6 +60,13 @@ def _soft_variants(student: Tensor, teacher: Tensor, targets: Tensor, T: float) 
         "divided by T": float(kl[scored].mean() * T),
         "with cross-entropy": float(
             kl[scored].mean() * T * T + F.cross_entropy(student[scored], targets[scored])
+        ),
+        "batchmean on (N, L, C)": float(kl.sum() * T * T / N),
+        "divided by N": float(kl[scored].sum() * T * T / N),
+        "summed over positions": float(kl[scored].sum() * T * T),
+        "soft cross-entropy": float(-(log_t.exp() * log_s).sum(-1)[scored].mean() * T * T),
+        "probabilities as log-target": float(
+            (log_t.exp().exp() * (log_t.exp() - log_s)).sum(-1)[scored].mean() * T * T
         ),
     }
 
@@ -89,6 +96,28 @@ SOFT_HINTS = {
     "every position": (
         "you averaged over every position, the unscored ones too: keep only the positions "
         f"whose target is not {IGNORE}"
+    ),
+    "batchmean on (N, L, C)": (
+        "you applied F.kl_div(..., reduction='batchmean') to the (N, L, C) tensors: it sums over "
+        "every position, the unscored ones too, and divides by N only. Select the scored "
+        "positions first, (P, C), then 'batchmean' divides by P"
+    ),
+    "divided by N": (
+        "you summed over the scored positions and divided by N, the number of sequences: "
+        "divide by the number of scored positions instead (a mean over them)"
+    ),
+    "summed over positions": (
+        "you summed over the scored positions: average over them instead, so the loss does not "
+        "grow with the number of answers"
+    ),
+    "soft cross-entropy": (
+        "you computed the cross-entropy with the teacher's distribution, not the KL: they differ "
+        "by the teacher's entropy, which is why a student equal to its teacher does not cost 0. "
+        "Use sum p_teacher · (log p_teacher - log p_student)"
+    ),
+    "probabilities as log-target": (
+        "you passed the teacher's probabilities to F.kl_div with log_target=True, which expects "
+        "log-probabilities: pass log_softmax(teacher / T), or softmax with log_target=False"
     ),
 }
 
@@ -131,6 +160,13 @@ def check_soft_loss(my_soft_loss: Callable[[Tensor, Tensor, Tensor, float], Tens
                 f"a student equal to its teacher must cost 0; got {got:.5f}, the cross-entropy "
                 "with the targets: this term is the soft one only"
             )
+        variants = _soft_variants(student, student.clone(), targets, 2.0)
+        for name in ("soft cross-entropy", "probabilities as log-target"):
+            if abs(got - variants[name]) <= RTOL * max(1.0, abs(variants[name])):
+                return (
+                    f"a student equal to its teacher must cost 0; got {got:.5f}: "
+                    + SOFT_HINTS[name]
+                )
         return (
             f"a student equal to its teacher must cost 0; got {got:.5f}: the two "
             "distributions must be the same, so soften both logits by the same T"
@@ -179,6 +215,10 @@ def _diversity_variants(w: Tensor) -> dict[str, float]:
         "diagonal": float(cos.mean()),
         "dot": float(dots[off].mean()),
         "whole map": float(whole[off].mean()),
+        "one minus": float(1 - cos[off].mean()),
+        "divided by H²": float(cos[off].sum() / (H * H)),
+        "summed over pairs": float(cos[off].sum()),
+        "summed over unordered pairs": float(cos[off].sum() / 2),
     }
 
 
@@ -199,6 +239,22 @@ DIVERSITY_HINTS = {
         "you compared each head's whole (L, S) map as one vector; compare row by row (one query "
         "at a time) and average the cosines"
     ),
+    "one minus": (
+        "you returned 1 - similarity (a distance): the penalty is the similarity itself, high "
+        "when heads look alike"
+    ),
+    "divided by H²": (
+        "you divided the sum over pairs of different heads by H², which counts the H pairs of a "
+        "head with itself too: divide by H · (H - 1), the number of pairs of different heads"
+    ),
+    "summed over pairs": (
+        "you summed over the pairs of heads: average over them, so the penalty stays in [0, 1] "
+        "whatever the number of heads"
+    ),
+    "summed over unordered pairs": (
+        "you summed over the pairs of heads: average over them, so the penalty stays in [0, 1] "
+        "whatever the number of heads"
+    ),
 }
 
 
@@ -214,8 +270,12 @@ def check_diversity(my_diversity: Callable[[Tensor], Tensor]) -> Report:
             problem = expect_tensor(out, (), what="my_diversity")
             if problem is not None:
                 return problem
-            if abs(float(out.detach()) - value) > 1e-5:
-                return f"two heads that {what} must score {value}; got {float(out.detach()):.4f}"
+            got = float(out.detach())
+            if abs(got - value) > 1e-5:
+                if abs(got - _diversity_variants(maps)["one minus"]) <= RTOL:
+                    hint = DIVERSITY_HINTS["one minus"]
+                    return f"two heads that {what} must score {value}; {hint}"
+                return f"two heads that {what} must score {value}; got {got:.4f}"
         return None
 
     def case(seed: int, H: int) -> Callable[[], str | None]:

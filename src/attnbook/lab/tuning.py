@@ -7,8 +7,8 @@ to the task's loss, written here as a pure function of logits or attention weigh
   ``alpha · T² · KL(teacher_T ‖ student_T) + (1 - alpha) · cross-entropy``;
 * :func:`attention_transfer_loss` — make chosen student heads reproduce chosen teacher heads'
   maps (as TinyBERT, Jiao et al. 2020, and MiniLM, Wang et al. 2020, do with real models);
-* :func:`head_diversity_penalty` — the mean similarity between the heads of a layer, to push
-  them apart;
+* :func:`head_diversity_penalty` — the mean (cosine) similarity between the heads of a layer,
+  to push them apart;
 * :func:`head_supervision_loss` — the cross-entropy between one head's rows and a target map
   (e.g. :func:`previous_token_map`), to tell a head what to look at.
 
@@ -107,7 +107,8 @@ def attention_transfer_loss(
 
     For each pair ``((student_layer, student_head), (teacher_layer, teacher_head))`` it compares
     the two heads' (N, L, S) maps: ``"kl"`` is the mean over rows of ``KL(teacher row ‖ student
-    row)`` (MiniLM's choice), ``"mse"`` the mean squared difference of the weights (TinyBERT's).
+    row)`` (MiniLM's choice), ``"mse"`` the mean squared difference, as TinyBERT does — here on the weights,
+    where TinyBERT fits the unnormalised scores.
     Rows where the teacher has no weight (no allowed key) are left out. The teacher's weights
     are detached. The result is the mean over the pairs.
 
@@ -193,7 +194,8 @@ def head_diversity_penalty(weights: Tensor) -> Tensor:
     """Mean :func:`head_similarity` over the pairs of different heads of one layer.
 
     0 when no two heads share a key, 1 when all heads are the same. Adding ``β ·`` this to the
-    loss pushes the heads apart.
+    loss pushes the heads apart: a cosine variant of the disagreement penalty of Li et al. (2018),
+    who compare attention maps by element-wise products.
 
     Args:
         weights: (N, H, L, S), H >= 2.
@@ -281,12 +283,12 @@ def head_output_share(model: nn.Module, tokens: Tensor) -> Tensor:
         )
         for block in model.blocks
     ]
+    was_training = model.training
     try:
-        was_training = model.training
         model.eval()
         model(tokens)
-        model.train(was_training)
     finally:
+        model.train(was_training)
         for handle in handles:
             handle.remove()
     stacked = torch.stack(norms)  # (layers, H)
