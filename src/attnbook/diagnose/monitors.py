@@ -30,7 +30,25 @@ __all__ = ["FLOAT16_MAX", "GradientMonitor", "LogitMonitor"]
 FLOAT16_MAX = float(torch.finfo(torch.float16).max)
 
 
-class LogitMonitor:
+class _Hooks:
+    """What both monitors share: their hook handles, ``remove()``, and use as a context manager."""
+
+    _handles: list
+
+    def remove(self) -> None:
+        """Remove the hooks (the records stay)."""
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class LogitMonitor(_Hooks):
     """Record the largest ``|score|`` per layer and head of every forward pass.
 
     The scores are those *before* masking: entries for keys that the causal mask, a window or
@@ -104,20 +122,8 @@ class LogitMonitor:
         for record in self._records:
             record.clear()
 
-    def remove(self) -> None:
-        """Remove the hooks (the records stay)."""
-        for handle in self._handles:
-            handle.remove()
-        self._handles = []
 
-    def __enter__(self) -> LogitMonitor:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
-
-class GradientMonitor:
+class GradientMonitor(_Hooks):
     """Record gradient norms at each backward pass: global, per module, and non-finite flags.
 
     A new pass starts at each call of ``model``'s forward (a forward pre-hook) and, failing
@@ -214,15 +220,3 @@ class GradientMonitor:
     def clear(self) -> None:
         """Forget what was recorded (the hooks stay)."""
         self._pending, self._squares = {}, []
-
-    def remove(self) -> None:
-        """Remove the hooks (the records stay)."""
-        for handle in self._handles:
-            handle.remove()
-        self._handles = []
-
-    def __enter__(self) -> GradientMonitor:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()

@@ -36,7 +36,10 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
+from attnbook.efficient.local import local_mask
+from attnbook.masks import causal_mask
 from attnbook.mha import merge_heads, split_heads
+from attnbook.models.detective import alibi_bias
 
 __all__ = [
     "AttentionLogits",
@@ -98,16 +101,15 @@ def window_mask(
     Head h sees ``|i - j| <= windows[h]`` (every key when ``windows[h]`` is ``None``), and only
     ``j <= i`` when ``causal``.
     """
-    position = torch.arange(length, device=device)
-    distance = position[:, None] - position[None, :]  # (L, L): i - j
-    masks = []
-    for w in windows:
-        allowed = torch.ones(length, length, dtype=torch.bool, device=device)
-        if w is not None:
-            allowed &= distance.abs() <= w
-        if causal:
-            allowed &= distance >= 0
-        masks.append(allowed)
+    every_key = (
+        causal_mask(length, device=device)
+        if causal
+        else torch.ones(length, length, dtype=torch.bool, device=device)
+    )
+    masks = [
+        every_key if w is None else local_mask(length, window=w, is_causal=causal, device=device)
+        for w in windows
+    ]  # a finite window is the book's sliding window (chapter 10)
     return torch.stack(masks)  # (H, L, L)
 
 
@@ -213,9 +215,7 @@ class LabAttention(nn.Module):
         else:
             scores = (q @ k.transpose(-2, -1)) * self.scale
         if self.positions == "alibi":
-            position = torch.arange(L, device=x.device)
-            distance = (position[:, None] - position[None, :]).abs().to(scores.dtype)
-            scores = scores - self.slopes.to(scores.dtype)[:, None, None] * distance
+            scores = scores + alibi_bias(L, self.slopes.to(scores.dtype))  # (H, L, L)
         scores = self.logits(scores)
         allowed = window_mask(L, self.windows, self.causal, x.device)[None]  # (1, H, L, L)
         if key_padding_mask is not None:
