@@ -20,6 +20,7 @@ from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 from attnbook.models.handbuilt import (
     FEATURE_INDEX,
     FEATURES,
@@ -53,27 +54,29 @@ def _cases(seed: int = 0, n: int = 5, d: int = 4, dv: int = 3) -> tuple[Tensor, 
 
 def _diagnose(out: Tensor, query: Tensor, keys: Tensor, values: Tensor, temperature: float) -> str:
     if not torch.isfinite(out).all():
-        return (
+        return tr(
             "the output contains NaN or inf: exp() of a large score overflows (inf / inf = NaN); "
             "use torch.softmax, which subtracts the largest score first"
         )
     if torch.allclose(
         out, _reference(query, keys, values, temperature * query.numel() ** 0.5), atol=1e-5
     ):
-        return "you also divide by √d: a soft lookup divides the scores by the temperature only"
+        return tr("you also divide by √d: a soft lookup divides the scores by the temperature only")
     if torch.allclose(out, _reference(query, keys, values, 1.0 / temperature), atol=1e-5):
-        return "you multiply the scores by the temperature; divide them by it instead"
+        return tr("you multiply the scores by the temperature; divide them by it instead")
     if temperature != 1.0 and torch.allclose(out, _reference(query, keys, values, 1.0), atol=1e-5):
-        return "the temperature is ignored: divide the scores by it before the softmax"
+        return tr("the temperature is ignored: divide the scores by it before the softmax")
     if torch.allclose(out, values.mean(0), atol=1e-5):
-        return "you return the plain average of the values: the weights ignore the query"
+        return tr("you return the plain average of the values: the weights ignore the query")
     if torch.allclose(out, (keys @ query / temperature) @ values, atol=1e-4):
-        return "you weight the values by the raw scores; apply softmax to them first"
+        return tr("you weight the values by the raw scores; apply softmax to them first")
     weights = torch.softmax(keys @ query / temperature, dim=0)
     if keys.shape == values.shape and torch.allclose(out, weights @ keys, atol=1e-5):
-        return "you average the keys; the output is the weighted average of the VALUES"
+        return tr("you average the keys; the output is the weighted average of the VALUES")
     expected = _reference(query, keys, values, temperature)
-    return f"expected {[round(x, 4) for x in expected.tolist()]}, got {[round(x, 4) for x in out.tolist()]}"
+    return tr("expected {value}, got {value2}").format(
+        value=[round(x, 4) for x in expected.tolist()], value2=[round(x, 4) for x in out.tolist()]
+    )
 
 
 def check_soft_lookup(soft_lookup: SoftLookup) -> Report:
@@ -86,7 +89,9 @@ def check_soft_lookup(soft_lookup: SoftLookup) -> Report:
             out = call(soft_lookup, query, keys, values, temperature)
             problem = expect_tensor(out, (dv,), what="soft_lookup")
             if problem is not None:
-                return problem + f" (query ({d},), keys ({n}, {d}), values ({n}, {dv}))"
+                return problem + tr(" (query ({d},), keys ({n}, {d}), values ({n}, {dv}))").format(
+                    d=d, n=n, dv=dv
+                )
             expected = _reference(query, keys, values, temperature)
             if torch.allclose(out, expected, atol=1e-5):
                 return None
@@ -101,7 +106,10 @@ def check_soft_lookup(soft_lookup: SoftLookup) -> Report:
         if problem is not None:
             return problem
         if not torch.allclose(out, torch.ones(1), atol=1e-5):
-            return f"with every value equal to 1 the output must be 1 (weights sum to one); got {out.tolist()}"
+            return tr(
+                "with every value equal to 1 the output must be 1 (weights sum to one); got "
+                "{out_tolist}"
+            ).format(out_tolist=out.tolist())
         return None
 
     def hard_limit() -> str | None:
@@ -110,21 +118,23 @@ def check_soft_lookup(soft_lookup: SoftLookup) -> Report:
         out = call(soft_lookup, exact, keys, values, 0.01)
         best = int((keys @ exact).argmax())
         if expect_tensor(out, (3,)) is not None:
-            return "cannot check: the result is not a tensor of shape (3,) (see above)"
+            return tr("cannot check: the result is not a tensor of shape (3,) (see above)")
         if torch.allclose(out, values[best], atol=1e-4):
             return None
         if not torch.isfinite(out).all():  # scores of several hundred at T = 0.01: exp() overflows
             return _diagnose(out, exact, keys, values, 0.01)
-        return "at a tiny temperature the lookup should return the value of the best-matching key"
+        return tr(
+            "at a tiny temperature the lookup should return the value of the best-matching key"
+        )
 
     def stable() -> str | None:
         query, keys, values = _cases()
         out = call(soft_lookup, query * 1000, keys, values, 1.0)
         if expect_tensor(out, (3,)) is not None:
-            return "cannot check: the result is not a tensor of shape (3,) (see above)"
+            return tr("cannot check: the result is not a tensor of shape (3,) (see above)")
         if torch.isfinite(out).all():
             return None
-        return "large scores overflow exp(); subtract the largest score before exponentiating"
+        return tr("large scores overflow exp(); subtract the largest score before exponentiating")
 
     def unchanged() -> str | None:
         return changed_inputs(
@@ -157,14 +167,20 @@ def check_new_suspect(lexicon: Mapping[str, Sequence[float]]) -> Report:
 
     def has_wang() -> str | None:
         if not isinstance(lexicon, Mapping):
-            return f"pass the lexicon, a dict from token to features; got {type(lexicon).__name__}"
+            return tr("pass the lexicon, a dict from token to features; got {lexicon_type}").format(
+                lexicon_type=type(lexicon).__name__
+            )
         if "王" not in lexicon:
-            return "王 is not in your lexicon: add lexicon['王'] = (...six features...)"
+            return tr("王 is not in your lexicon: add lexicon['王'] = (...six features...)")
         row = lexicon["王"]
         if len(row) != len(FEATURES):
-            return f"王 needs one number per feature {FEATURES}; got {len(row)} numbers"
+            return tr("王 needs one number per feature {FEATURES}; got {len_row} numbers").format(
+                FEATURES=FEATURES, len_row=len(row)
+            )
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in row):
-            return f"王's features must be numbers, one per feature {FEATURES}; got {list(row)}"
+            return tr(
+                "王's features must be numbers, one per feature {FEATURES}; got {list_row}"
+            ).format(FEATURES=FEATURES, list_row=list(row))
         return None
 
     def others_kept() -> str | None:
@@ -173,14 +189,16 @@ def check_new_suspect(lexicon: Mapping[str, Sequence[float]]) -> Report:
             t for t in WORD_FEATURES if t in lexicon and tuple(lexicon[t]) != WORD_FEATURES[t]
         ]
         if missing:
-            return f"start from a copy of WORD_FEATURES: {''.join(missing[:6])}... are missing"
+            return tr("start from a copy of WORD_FEATURES: {join_missing_6}... are missing").format(
+                join_missing_6="".join(missing[:6])
+            )
         if changed:
-            return f"only add 王; you changed {changed[:4]}"
+            return tr("only add 王; you changed {changed_4}").format(changed_4=changed[:4])
         return None
 
     def points_at_wang() -> str | None:
         if has_wang() is not None:
-            return "cannot check: add 王 first (see above)"
+            return tr("cannot check: add 王 first (see above)")
         tokens = tokenize(sentence)
         _, weights, _ = attend(tokens, lexicon)
         row = weights[tokens.index("他")]
@@ -189,12 +207,14 @@ def check_new_suspect(lexicon: Mapping[str, Sequence[float]]) -> Report:
             return None
         wang = lexicon["王"]
         if wang[FEATURE_INDEX["female"]] > 0:
-            return "王 has the features of a woman: 他 looks for a male person"
+            return tr("王 has the features of a woman: 他 looks for a male person")
         if wang[FEATURE_INDEX["pronoun"]] > 0:
-            return "王 is marked as a pronoun: 他 looks for a person who is NOT a pronoun"
+            return tr("王 is marked as a pronoun: 他 looks for a person who is NOT a pronoun")
         if wang[FEATURE_INDEX["person"]] <= 0:
-            return "王 is not marked as a person"
-        return f"他 puts most of its weight on {best} ({float(row.max()):.2f}), not on 王"
+            return tr("王 is not marked as a person")
+        return tr("他 puts most of its weight on {best} ({float_row_max:.2f}), not on 王").format(
+            best=best, float_row_max=float(row.max())
+        )
 
     report.run("王 is in the lexicon with one value per feature", has_wang)
     report.run("every other token keeps its features", others_kept)
@@ -228,33 +248,37 @@ def check_two_way_lookup(matrices: Sequence[Tensor]) -> Report:
 
     def shapes() -> str | None:
         if not isinstance(matrices, (tuple, list)) or len(matrices) != 2:
-            return f"pass a pair (w_q, w_k); got {type(matrices).__name__}"
+            return tr("pass a pair (w_q, w_k); got {matrices_type}").format(
+                matrices_type=type(matrices).__name__
+            )
         for name, m in zip(("w_q", "w_k"), matrices):
             if not isinstance(m, Tensor) or not m.dtype.is_floating_point:
                 kind = m.dtype if isinstance(m, Tensor) else type(m).__name__
-                return f"{name} must be a floating-point tensor; got {kind}"
-            if tuple(m.shape) != (d, d):
-                return (
-                    f"{name} must have shape ({d}, {d}) (one row per query/key feature, one "
-                    f"column per input feature {FEATURES}); got {tuple(m.shape)}"
+                return tr("{name} must be a floating-point tensor; got {kind}").format(
+                    name=name, kind=kind
                 )
+            if tuple(m.shape) != (d, d):
+                return tr(
+                    "{name} must have shape ({d}, {d}) (one row per query/key feature, one column per "
+                    "input feature {FEATURES}); got {m_shape}"
+                ).format(name=name, d=d, FEATURES=FEATURES, m_shape=tuple(m.shape))
         return None
 
     def untied() -> str | None:
         if shapes() is not None:
-            return "cannot check: pass two (6, 6) tensors first (see above)"
+            return tr("cannot check: pass two (6, 6) tensors first (see above)")
         w_q, w_k = (m.detach().float() for m in matrices)
         if torch.equal(w_q, w_k):
-            return (
-                "w_q equals w_k: then 他 scores 张 exactly as 张 scores 他, and by Cauchy–Schwarz "
-                "they cannot both prefer the other to themselves; make the two matrices differ"
+            return tr(
+                "w_q equals w_k: then 他 scores 张 exactly as 张 scores 他, and by Cauchy–Schwarz they "
+                "cannot both prefer the other to themselves; make the two matrices differ"
             )
         return None
 
     def lookup(back: bool):
         def case() -> str | None:
             if shapes() is not None:
-                return "cannot check: pass two (6, 6) tensors first (see above)"
+                return tr("cannot check: pass two (6, 6) tensors first (see above)")
             w_q, w_k = (m.detach().float() for m in matrices)
             misses = _misses(w_q, w_k, back)
             if not misses:
@@ -262,15 +286,25 @@ def check_two_way_lookup(matrices: Sequence[Tensor]) -> Report:
             sentence, query, best = misses[0]
             total = len(detective_sentences())
             hint = (
-                "the antecedent's query must seek the pronoun feature, more than the features "
-                "it shares with itself"
+                tr(
+                    "the antecedent's query must seek the pronoun feature, more than the features it "
+                    "shares with itself"
+                )
                 if back
-                else "check that the pronoun still seeks a person of its gender, more than "
-                "it seeks itself"
+                else tr(
+                    "check that the pronoun still seeks a person of its gender, more than it seeks itself"
+                )
             )
-            return (
-                f"fails in {len(misses)} of {total} sentences, e.g. {sentence}: {query} puts its "
-                f"largest weight on {best}; {hint}"
+            return tr(
+                "fails in {len_misses} of {total} sentences, e.g. {sentence}: {query} puts its "
+                "largest weight on {best}; {hint}"
+            ).format(
+                len_misses=len(misses),
+                total=total,
+                sentence=sentence,
+                query=query,
+                best=best,
+                hint=hint,
             )
 
         return case

@@ -28,6 +28,7 @@ from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.report import LearnerError, Report, call, changed_inputs
+from attnbook.i18n import tr
 
 __all__ = ["check_attention", "check_padding_to_sdpa"]
 
@@ -67,21 +68,20 @@ def _call(
     """The learner's (output, weights) on fresh copies of the inputs, or why it is unusable."""
     result = call(fn, query, key, value, mask)
     if isinstance(result, Tensor) or not isinstance(result, (tuple, list)) or len(result) != 2:
-        return (
-            f"return a pair (output, weights), as attnbook.scaled_dot_product_attention "
-            f"does; got {type(result).__name__}"
-        )
+        return tr(
+            "return a pair (output, weights), as attnbook.scaled_dot_product_attention does; got "
+            "{result_type}"
+        ).format(result_type=type(result).__name__)
     output, weights = result
     if not isinstance(output, Tensor) or not isinstance(weights, Tensor):
-        return (
-            f"output and weights must be tensors; got {type(output).__name__} and "
-            f"{type(weights).__name__}"
-        )
+        return tr(
+            "output and weights must be tensors; got {output_type} and {weights_type}"
+        ).format(output_type=type(output).__name__, weights_type=type(weights).__name__)
     if output.dtype != query.dtype or weights.dtype != query.dtype:
-        return (
-            f"return tensors of the inputs' dtype {query.dtype}; got output {output.dtype} and "
-            f"weights {weights.dtype} (a tensor made with torch.tensor(...) can change it)"
-        )
+        return tr(
+            "return tensors of the inputs' dtype {query_dtype}; got output {output_dtype} and "
+            "weights {weights_dtype} (a tensor made with torch.tensor(...) can change it)"
+        ).format(query_dtype=query.dtype, output_dtype=output.dtype, weights_dtype=weights.dtype)
     return output, weights
 
 
@@ -106,14 +106,18 @@ def _diagnose(
     """None if right; else the likeliest mistake, found by trying each one in turn."""
     expected, expected_weights = _reference(query, key, value, mask)
     if output.shape != expected.shape:
-        return f"the output should have shape {tuple(expected.shape)}; got {tuple(output.shape)}"
+        return tr("the output should have shape {expected_shape}; got {output_shape}").format(
+            expected_shape=tuple(expected.shape), output_shape=tuple(output.shape)
+        )
     if _close(output, expected):
         if _close(weights, expected_weights):
             return None
         scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
         if weights.shape == scores.shape and torch.allclose(weights, scores, atol=ATOL):
-            return "the second value returned must be the weights softmax(scores), not the scores"
-        return "the output is right but the weights returned are not the ones applied to value"
+            return tr(
+                "the second value returned must be the weights softmax(scores), not the scores"
+            )
+        return tr("the output is right but the weights returned are not the ones applied to value")
     d = query.size(-1)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d)  # (..., L, S)
     if mask is not None:
@@ -124,7 +128,7 @@ def _diagnose(
         and weights.shape == scores.shape
         and torch.allclose(torch.nan_to_num(weights.sum(-2)), torch.ones_like(weights.sum(-2)))
     ):
-        return "softmax must run over the keys (dim=-1), not over the queries (dim=-2)"
+        return tr("softmax must run over the keys (dim=-1), not over the queries (dim=-2)")
     for scale, mistake in [
         (1.0, "you forgot to divide the scores Q·Kᵀ by √d_k (the result equals the unscaled one)"),
         (1.0 / d, "divide the scores by √d_k, not by d_k"),
@@ -134,30 +138,32 @@ def _diagnose(
         ),
     ]:
         if _close(output, _reference(query, key, value, mask, scale=scale)[0]):
-            return mistake
+            return tr(mistake)
     if mask is not None:
         if _close(output, _reference(query, key, value, ~mask)[0]):
-            return (
-                "the mask convention is inverted: True must mean the key MAY be attended "
-                "(as in F.scaled_dot_product_attention), not that it is masked out"
+            return tr(
+                "the mask convention is inverted: True must mean the key MAY be attended (as in "
+                "F.scaled_dot_product_attention), not that it is masked out"
             )
         if _close(output, _reference(query, key, value)[0]):
-            return "the mask is ignored: keys where the mask is False must get weight 0"
+            return tr("the mask is ignored: keys where the mask is False must get weight 0")
         unmasked = torch.softmax(query @ key.transpose(-2, -1) / math.sqrt(d), dim=-1)
         if _close(output, (unmasked * mask) @ value):  # zeroed after softmax, not renormalised
-            return (
-                "mask the scores before the softmax, not the weights after: zeroing weights "
-                "after the softmax leaves rows that no longer sum to 1"
+            return tr(
+                "mask the scores before the softmax, not the weights after: zeroing weights after "
+                "the softmax leaves rows that no longer sum to 1"
             )
         if (
             weights.shape == mask.broadcast_to(weights.shape).shape
             and (weights[~mask.broadcast_to(weights.shape)].abs() > ATOL).any()
         ):
-            return "keys where the mask is False still get some weight; they must get exactly 0"
+            return tr("keys where the mask is False still get some weight; they must get exactly 0")
     if not torch.isfinite(output).all():
-        return "the output contains NaN or inf where softmax(Q·Kᵀ/√d_k)·V is finite"
+        return tr("the output contains NaN or inf where softmax(Q·Kᵀ/√d_k)·V is finite")
     worst = (output - expected).abs().max().item()
-    return f"the output differs from softmax(Q·Kᵀ/√d_k)·V by up to {worst:.3g}"
+    return tr("the output differs from softmax(Q·Kᵀ/√d_k)·V by up to {worst:.3g}").format(
+        worst=worst
+    )
 
 
 def check_attention(fn: Attention) -> Report:
@@ -180,7 +186,8 @@ def check_attention(fn: Attention) -> Report:
             problem = case()
             for earlier in said:
                 if problem is not None and problem.endswith(earlier):
-                    return problem[: len(problem) - len(earlier)] + "the same mistake (see above)"
+                    same = tr("the same mistake (see above)")
+                    return problem[: len(problem) - len(earlier)] + same
             if problem is not None:
                 said.append(problem)
             return problem
@@ -193,14 +200,18 @@ def check_attention(fn: Attention) -> Report:
             return result
         output, weights = result
         if tuple(output.shape) == (N, L, E) and E != EV:
-            return (
-                f"output has shape {tuple(output.shape)}: multiply the weights by value "
-                f"(Ev = {EV} features), not by key"
-            )
+            return tr(
+                "output has shape {output_shape}: multiply the weights by value (Ev = {EV} "
+                "features), not by key"
+            ).format(output_shape=tuple(output.shape), EV=EV)
         if tuple(output.shape) != (N, L, EV):
-            return f"output should have shape (N, L, Ev) = {(N, L, EV)}; got {tuple(output.shape)}"
+            return tr("output should have shape (N, L, Ev) = {N_L_EV}; got {output_shape}").format(
+                N_L_EV=(N, L, EV), output_shape=tuple(output.shape)
+            )
         if tuple(weights.shape) != (N, L, S):
-            return f"weights should have shape (N, L, S) = {(N, L, S)}; got {tuple(weights.shape)}"
+            return tr("weights should have shape (N, L, S) = {N_L_S}; got {weights_shape}").format(
+                N_L_S=(N, L, S), weights_shape=tuple(weights.shape)
+            )
         return None
 
     def sums_to_one() -> str | None:
@@ -209,13 +220,13 @@ def check_attention(fn: Attention) -> Report:
             return result
         _, weights = result
         if tuple(weights.shape) != (N, L, S):
-            return "cannot check: the weights have the wrong shape (see above)"
+            return tr("cannot check: the weights have the wrong shape (see above)")
         ones = torch.ones(N, L)
         if torch.allclose(weights.sum(-1), ones, atol=ATOL):
-            return None if (weights >= 0).all() else "some weights are negative"
+            return None if (weights >= 0).all() else tr("some weights are negative")
         if torch.allclose(weights.sum(-2), torch.ones(N, S), atol=ATOL):
-            return "softmax must run over the keys (dim=-1), not over the queries (dim=-2)"
-        return "the weights of each query must sum to 1: apply softmax over the last dimension"
+            return tr("softmax must run over the keys (dim=-1), not over the queries (dim=-2)")
+        return tr("the weights of each query must sum to 1: apply softmax over the last dimension")
 
     def values() -> str | None:
         result = _call(fn, query, key, value, None)
@@ -236,20 +247,19 @@ def check_attention(fn: Attention) -> Report:
         try:
             result = _call(fn, q, k, v, causal)
         except LearnerError as exc:  # usually a transpose that only works for 3-D inputs
-            return (
-                f"your function raised {exc} (with inputs of shape (N, H, L, E), transpose "
-                "the last two dims: key.transpose(-2, -1))"
-            )
+            return tr(
+                "your function raised {exc} (with inputs of shape (N, H, L, E), transpose the last "
+                "two dims: key.transpose(-2, -1))"
+            ).format(exc=exc)
         if isinstance(result, str):
             return result
         output, _ = result
         expected, _ = _reference(q, k, v, causal)
         if tuple(output.shape) != tuple(expected.shape):
-            return (
-                f"with inputs of shape (N, H, L, E) = {tuple(q.shape)} the output should "
-                f"have shape {tuple(expected.shape)}; got {tuple(output.shape)} "
-                "(use key.transpose(-2, -1), not key.T or transpose(1, 2))"
-            )
+            return tr(
+                "with inputs of shape (N, H, L, E) = {q} the output should have shape {want}; "
+                "got {got} (use key.transpose(-2, -1), not key.T or transpose(1, 2))"
+            ).format(q=tuple(q.shape), want=tuple(expected.shape), got=tuple(output.shape))
         return _diagnose(q, k, v, causal, *result)
 
     def fully_masked_row() -> str | None:
@@ -260,25 +270,27 @@ def check_attention(fn: Attention) -> Report:
             return result
         output, weights = result
         if tuple(output.shape) != (N, L, EV) or tuple(weights.shape) != (N, L, S):
-            return "cannot check: the output or the weights have the wrong shape (see above)"
+            return tr("cannot check: the output or the weights have the wrong shape (see above)")
         row, row_weights = output[0, 1], weights[0, 1]
         if torch.isnan(row).any() or torch.isnan(row_weights).any():
-            return (
-                "a query with no allowed key gives NaN (softmax of a row of -inf); give such "
-                "rows output 0 and weights 0"
+            return tr(
+                "a query with no allowed key gives NaN (softmax of a row of -inf); give such rows "
+                "output 0 and weights 0"
             )
         if torch.allclose(row, value[0].mean(0), atol=ATOL):
-            return (
-                "a query with no allowed key gets the average of all values (the "
-                "masked_fill(-1e9) trap); give it output 0 and weights 0"
+            return tr(
+                "a query with no allowed key gets the average of all values (the masked_fill(-1e9) "
+                "trap); give it output 0 and weights 0"
             )
         if not (
             torch.allclose(row, torch.zeros(EV)) and torch.allclose(row_weights, torch.zeros(S))
         ):
-            return "a query with no allowed key must get output 0 and weights 0"
+            return tr("a query with no allowed key must get output 0 and weights 0")
         problem = _diagnose(query, key, value, mask, output, weights)
         if problem is not None:
-            return f"the fully masked row is right, but not the others: {problem}"
+            return tr("the fully masked row is right, but not the others: {problem}").format(
+                problem=problem
+            )
         return None
 
     def inputs_unchanged() -> str | None:
@@ -295,23 +307,23 @@ def check_attention(fn: Attention) -> Report:
         except Exception as exc:
             raise LearnerError(exc) from exc
         if not isinstance(output, Tensor):
-            return "cannot check: the output is not a tensor (see above)"
+            return tr("cannot check: the output is not a tensor (see above)")
         if not output.requires_grad:
-            return "the output is detached from the inputs: no gradient can reach them"
+            return tr("the output is detached from the inputs: no gradient can reach them")
         output.backward(torch.ones_like(output))
         missing = [name for name, t in (("query", q), ("key", k), ("value", v)) if t.grad is None]
         if missing:
-            return f"no gradient reaches {', '.join(missing)}"
+            return tr("no gradient reaches {join_missing}").format(join_missing=", ".join(missing))
         bad = [
             name
             for name, t in (("query", q), ("key", k), ("value", v))
             if not torch.isfinite(t.grad).all()
         ]
         if bad:
-            return (
-                f"the gradient of {', '.join(bad)} contains NaN or inf (often from a fully "
-                "masked row); mask the scores with masked_fill or torch.where before softmax"
-            )
+            return tr(
+                "the gradient of {join_bad} contains NaN or inf (often from a fully masked row); "
+                "mask the scores with masked_fill or torch.where before softmax"
+            ).format(join_bad=", ".join(bad))
         return None
 
     report.run("returns (output, weights) of shapes (N, L, Ev) and (N, L, S)", once(shapes))
@@ -345,37 +357,40 @@ def check_padding_to_sdpa(convert: Callable[[Tensor], Tensor]) -> Report:
     def case() -> str | None:
         mask = call(convert, padding)
         if not isinstance(mask, Tensor):
-            return f"return a tensor mask; got {type(mask).__name__}"
+            return tr("return a tensor mask; got {mask_type}").format(mask_type=type(mask).__name__)
         if mask.dtype != torch.bool and not mask.is_floating_point():
-            return (
-                f"return a bool mask (True = may attend); F.scaled_dot_product_attention refuses "
-                f"a mask of dtype {mask.dtype}"
-            )
+            return tr(
+                "return a bool mask (True = may attend); F.scaled_dot_product_attention refuses a "
+                "mask of dtype {mask_dtype}"
+            ).format(mask_dtype=mask.dtype)
         try:
             allowed = mask.broadcast_to(Nb, Hb, Lb, Sb) if mask.dtype == torch.bool else None
         except RuntimeError:
-            return (
-                f"a mask of shape {tuple(mask.shape)} does not broadcast to the scores (N, H, L, S) = "
-                f"{(Nb, Hb, Lb, Sb)}: add the head and query dimensions, key_padding_mask[:, None, None, :]"
-            )
+            return tr(
+                "a mask of shape {mask_shape} does not broadcast to the scores (N, H, L, S) = "
+                "{Nb_Hb_Lb_Sb}: add the head and query dimensions, key_padding_mask[:, None, None, :]"
+            ).format(mask_shape=tuple(mask.shape), Nb_Hb_Lb_Sb=(Nb, Hb, Lb, Sb))
         if allowed is None:  # a float mask: added to the scores
             try:
                 out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype))
             except RuntimeError as exc:
-                return f"F.scaled_dot_product_attention refuses this mask: {exc}"
+                return tr("F.scaled_dot_product_attention refuses this mask: {exc}").format(exc=exc)
             if torch.allclose(
                 out, F.scaled_dot_product_attention(q, k, v, attn_mask=right), atol=1e-5
             ):
                 return None
-            return "a float mask must be 0 where a key is allowed and -inf on padding"
+            return tr("a float mask must be 0 where a key is allowed and -inf on padding")
         if torch.equal(allowed, right.broadcast_to(allowed.shape)):
             return None
         if torch.equal(allowed, (~right).broadcast_to(allowed.shape)):
-            return (
+            return tr(
                 "the convention is inverted: for F.scaled_dot_product_attention True means MAY "
                 "attend, for nn.MultiheadAttention True means padding; invert it with ~"
             )
-        return "some allowed keys are wrong; each sequence's padded keys (and only those) must be False"
+        return tr(
+            "some allowed keys are wrong; each sequence's padded keys (and only those) must be "
+            "False"
+        )
 
     report.run("the same keys are ignored as with nn.MultiheadAttention", case)
     report.run(

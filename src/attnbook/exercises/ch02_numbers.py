@@ -11,6 +11,7 @@ import numbers
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.report import Report
+from attnbook.i18n import tr
 from attnbook.measure import cost
 from attnbook.models import handbuilt
 from attnbook.tasks.vocab import tokenize
@@ -28,24 +29,28 @@ def check_variance(variance: float, divisor: float) -> Report:
         if abs(variance - d * sigma2**2) < 1e-6:
             return None
         if abs(variance - d * sigma2) < 1e-6:
-            return "each term q_i k_i has variance E[q_i²] E[k_i²] = σ² · σ² = σ⁴, not σ²"
+            return tr("each term q_i k_i has variance E[q_i²] E[k_i²] = σ² · σ² = σ⁴, not σ²")
         if abs(variance - d) < 1e-6:
-            return "that is the variance for σ = 1; here σ = 2"
-        return f"expected d_k σ⁴ = {d * sigma2**2:g}, got {variance}"
+            return tr("that is the variance for σ = 1; here σ = 2")
+        return tr("expected d_k σ⁴ = {d_sigma2_2:g}, got {variance}").format(
+            d_sigma2_2=d * sigma2**2, variance=variance
+        )
 
     def divisor_case() -> str | None:
         if abs(divisor - sigma2 * d**0.5) < 1e-6:
             return None
         if abs(divisor - d**0.5) < 1e-6:
-            return "√d_k alone is right only for σ = 1: divide by σ²√d_k"
+            return tr("√d_k alone is right only for σ = 1: divide by σ²√d_k")
         if abs(divisor - sigma2**0.5 * d**0.5) < 1e-6:
-            return (
-                "σ√d_k is the square root of d_k σ², but each term q_i k_i has variance σ⁴: "
-                "the standard deviation of q · k is √(d_k σ⁴) = σ²√d_k"
+            return tr(
+                "σ√d_k is the square root of d_k σ², but each term q_i k_i has variance σ⁴: the "
+                "standard deviation of q · k is √(d_k σ⁴) = σ²√d_k"
             )
         if abs(divisor - d * sigma2**2) < 1e-6:
-            return "divide by the standard deviation (the square root of the variance)"
-        return f"expected σ²√d_k = {sigma2 * d**0.5:g}, got {divisor}"
+            return tr("divide by the standard deviation (the square root of the variance)")
+        return tr("expected σ²√d_k = {sigma2_d_0_5:g}, got {divisor}").format(
+            sigma2_d_0_5=sigma2 * d**0.5, divisor=divisor
+        )
 
     report.run("Var(q · k) for σ = 2, d_k = 64", variance_case)
     report.run("the divisor that gives variance 1", divisor_case)
@@ -87,37 +92,43 @@ def check_largest_temperature(temperature: float) -> Report:
 
     def case() -> str | None:
         if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
-            return f"answer with a number; got {type(temperature).__name__}"
+            return tr("answer with a number; got {temperature_type}").format(
+                temperature_type=type(temperature).__name__
+            )
         T = float(temperature)
         if not math.isfinite(T) or T <= 0:
-            return f"a temperature must be a positive number; got {temperature}"
+            return tr("a temperature must be a positive number; got {temperature}").format(
+                temperature=temperature
+            )
         expected = largest_temperature()
         if expected - TOLERANCE <= T <= expected * (1 + 1e-9):
             return None
         if expected < T <= expected + TOLERANCE:
-            return (
-                f"at T = {T:g} 张 gets {weight_on_key(T):.4f}, just under {TARGET}: the largest T "
-                f"lies below your answer; round down to three decimals, not up or to the nearest"
-            )
+            return tr(
+                "at T = {T:g} 张 gets {weight_on_key_T:.4f}, just under {TARGET}: the largest T lies "
+                "below your answer; round down to three decimals, not up or to the nearest"
+            ).format(T=T, weight_on_key_T=weight_on_key(T), TARGET=TARGET)
         if abs(1 / T - expected) <= TOLERANCE:
-            return "the scores are divided by T, not multiplied: your answer is 1/T"
+            return tr("the scores are divided by T, not multiplied: your answer is 1/T")
         if T >= 1:
-            return (
-                f"at T = {T:g} 张 gets {weight_on_key(T):.2f}: a temperature above 1 flattens the "
+            return tr(
+                "at T = {T:g} 张 gets {weight_on_key_T:.2f}: a temperature above 1 flattens the "
                 "weights; to sharpen them, T must be below 1"
-            )
+            ).format(T=T, weight_on_key_T=weight_on_key(T))
         if abs(T - largest_temperature(scale=1.0)) <= TOLERANCE:
-            return (
+            return tr(
                 "that threshold leaves out the division by √d_k (chapter 1's scale=1); this "
                 "chapter's scores are Q·Kᵀ/√d_k, then divided by T"
             )
         weight = weight_on_key(T)
         if weight < TARGET:
-            return f"at T = {T:g} 张 gets only {weight:.4f} < {TARGET}: the answer is smaller"
-        return (
-            f"at T = {T:g} 张 gets {weight:.3f} ≥ {TARGET}, but a larger temperature still does: "
+            return tr(
+                "at T = {T:g} 张 gets only {weight:.4f} < {TARGET}: the answer is smaller"
+            ).format(T=T, weight=weight, TARGET=TARGET)
+        return tr(
+            "at T = {T:g} 张 gets {weight:.3f} ≥ {TARGET}, but a larger temperature still does: "
             "find the largest one (to three decimals)"
-        )
+        ).format(T=T, weight=weight, TARGET=TARGET)
 
     report.run("the largest T with weight ≥ 0.9 on 张", case)
     return report
@@ -145,16 +156,18 @@ def check_bert_cost(
             if answer == expected:
                 return None
             if answer * 4 == expected * 3:
-                return (
-                    "that is three projections (Q, K, V); the output projection W_O is the "
-                    "fourth: 4 · 2nE² = 8nE² FLOPs"
+                return tr(
+                    "that is three projections (Q, K, V); the output projection W_O is the fourth: 4 · "
+                    "2nE² = 8nE² FLOPs"
                 )
             if answer * 2 == expected:
-                return (
-                    "half the expected: did you count multiply-adds (each is 2 FLOPs), or leave out "
-                    "half of the products (Q·Kᵀ and weights·V; four projections, not two)?"
+                return tr(
+                    "half the expected: did you count multiply-adds (each is 2 FLOPs), or leave out half "
+                    "of the products (Q·Kᵀ and weights·V; four projections, not two)?"
                 )
-            return f"expected {expected:,}, got {answer:,}"
+            return tr("expected {expected:,}, got {answer:,}").format(
+                expected=expected, answer=answer
+            )
 
         report.run(name, case)
 
@@ -163,29 +176,33 @@ def check_bert_cost(
         if crossover == expected:
             return None
         if crossover == 768:
-            return "the core (4n²E) equals the projections (8nE²) at n = 2E, not n = E"
+            return tr("the core (4n²E) equals the projections (8nE²) at n = 2E, not n = E")
         if crossover == 3 * 768 // 2:
-            return (
+            return tr(
                 "n = 1.5E is where the core catches up with three projections (6nE²); with the "
                 "output projection there are four (8nE²), so n = 2E"
             )
-        return f"expected n = {expected}, got {crossover}"
+        return tr("expected n = {expected}, got {crossover}").format(
+            expected=expected, crossover=crossover
+        )
 
     report.run("the length where the core catches up in FLOPs", crossover_case)
 
     def memory_case() -> str | None:
         expected = 4 * 768 // 12  # H·n² ≥ 4·n·E  ⇔  n ≥ 4E/H
         if memory_crossover is None:
-            return "missing: pass the fourth answer, memory_crossover, to have it checked"
+            return tr("missing: pass the fourth answer, memory_crossover, to have it checked")
         if memory_crossover == expected:
             return None
         if memory_crossover == 4 * 768:
-            return "the weights are H·n² numbers, one n × n matrix per head: divide by H"
+            return tr("the weights are H·n² numbers, one n × n matrix per head: divide by H")
         if memory_crossover == 768 // 12:
-            return "Q, K, V and the output are four n × E tensors: 4·n·E numbers, not n·E"
+            return tr("Q, K, V and the output are four n × E tensors: 4·n·E numbers, not n·E")
         if memory_crossover == 2 * 768:
-            return "that is the FLOP crossover; memory compares H·n² weights with 4·n·E numbers"
-        return f"expected n = 4E/H = {expected}, got {memory_crossover}"
+            return tr("that is the FLOP crossover; memory compares H·n² weights with 4·n·E numbers")
+        return tr("expected n = 4E/H = {expected}, got {memory_crossover}").format(
+            expected=expected, memory_crossover=memory_crossover
+        )
 
     report.run("the length where the weights outgrow Q, K, V and the output", memory_case)
     return report

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnbook.exercises.report import Report, as_int, call
+from attnbook.i18n import tr
 from attnbook.mha import MultiHeadAttention
 
 __all__ = ["check_param_count", "check_fixed_head_size", "mha_param_count_reference"]
@@ -40,23 +41,30 @@ def _diagnose(answer: int, E: int, H: int, bias: bool, kdim: int | None, vdim: i
     weights = E * E + kd * E + vd * E + E * E
     biases = 4 * E
     if bias and answer == weights:
-        return "you counted the weights but not the biases (each of the four projections has E)"
+        return tr("you counted the weights but not the biases (each of the four projections has E)")
     if answer == 3 * E * E and (kd, vd) == (E, E):
-        return (
-            "this is 3·E², the source article's count (786,432 for E = 512): only the Q, K and "
-            "V weights; the output projection"
-            + (" and the biases are" if bias else " is")
-            + " missing"
+        missing = (
+            tr("the output projection and the biases are missing")
+            if bias
+            else tr("the output projection is missing")
         )
+        return tr(
+            "this is 3·E², the source article's count (786,432 for E = 512): only the Q, K and V "
+            "weights; {missing}"
+        ).format(missing=missing)
     if answer == E * E + kd * E + vd * E + (3 * E if bias else 0):
-        return "the output projection (E x E" + (", plus E biases" if bias else "") + ") is missing"
+        if bias:
+            return tr("the output projection (E x E, plus E biases) is missing")
+        return tr("the output projection (E x E) is missing")
     if answer == H * (weights + (biases if bias else 0)):
-        return "each head does not get full E x E matrices: it uses a slice of E/H rows of each"
+        return tr("each head does not get full E x E matrices: it uses a slice of E/H rows of each")
     if (kd, vd) != (E, E) and answer == 4 * E * E + (biases if bias else 0):
-        return "k_proj maps kdim features to E (weight E x kdim), v_proj maps vdim to E"
+        return tr("k_proj maps kdim features to E (weight E x kdim), v_proj maps vdim to E")
     if not bias and answer == weights + biases:
-        return "with bias=False there are no biases to count"
-    return f"expected {weights + (biases if bias else 0):,}, got {answer:,}"
+        return tr("with bias=False there are no biases to count")
+    return tr("expected {value:,}, got {answer:,}").format(
+        value=weights + (biases if bias else 0), answer=answer
+    )
 
 
 def check_param_count(mha_param_count: ParamCount) -> Report:
@@ -70,10 +78,10 @@ def check_param_count(mha_param_count: ParamCount) -> Report:
             given = call(mha_param_count, E, H, bias=bias, kdim=kdim, vdim=vdim)
             answer = as_int(given)
             if answer is None:
-                return (
-                    f"return the count as an integer (a number of parameters is whole); got "
-                    f"{type(given).__name__} {given!r}"
-                )
+                return tr(
+                    "return the count as an integer (a number of parameters is whole); got {given_type} "
+                    "{given!r}"
+                ).format(given_type=type(given).__name__, given=given)
             if answer == mha_param_count_reference(E, H, bias, kdim, vdim):
                 return None
             return _diagnose(answer, E, H, bias, kdim, vdim)
@@ -87,7 +95,7 @@ def check_param_count(mha_param_count: ParamCount) -> Report:
         for heads in (1, 2, 16):
             problem = case(512, heads)()
             if problem is not None:
-                return f"with {heads} heads: {problem}"
+                return tr("with {heads} heads: {problem}").format(heads=heads, problem=problem)
         return None
 
     report.run("the same count for 1, 2 and 16 heads", any_number_of_heads)
@@ -107,19 +115,27 @@ def check_fixed_head_size(counts: dict[int, int]) -> Report:
     def case() -> str | None:
         if not isinstance(counts, dict) or sorted(counts) != list(heads):
             got = sorted(counts) if isinstance(counts, dict) else type(counts).__name__
-            return f"give a dict with one count for each H in {heads}; got keys {got}"
+            return tr("give a dict with one count for each H in {heads}; got keys {got}").format(
+                heads=heads, got=got
+            )
         for H in heads:
             answer, E = as_int(counts[H]), 64 * H
             expected = mha_param_count_reference(E, H)
             if answer is None:
-                return f"H = {H}: give the count as an integer; got {type(counts[H]).__name__}"
+                return tr(
+                    "H = {H}: give the count as an integer; got {type_counts_H___name}"
+                ).format(H=H, type_counts_H___name=type(counts[H]).__name__)
             if answer == expected:
                 continue
             if answer == mha_param_count_reference(512, H):
-                return f"H = {H}: that is the count for E = 512; here E = 64 H = {E}"
+                return tr("H = {H}: that is the count for E = 512; here E = 64 H = {E}").format(
+                    H=H, E=E
+                )
             if answer == 4 * E * E:
-                return f"H = {H}: the four biases of E = {E} are missing"
-            return f"H = {H} (E = {E}): expected {expected:,}, got {answer:,}"
+                return tr("H = {H}: the four biases of E = {E} are missing").format(H=H, E=E)
+            return tr("H = {H} (E = {E}): expected {expected:,}, got {answer:,}").format(
+                H=H, E=E, expected=expected, answer=answer
+            )
         return None
 
     report.run("E = 64 H: the count grows like H²", case)

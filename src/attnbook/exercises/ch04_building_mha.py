@@ -24,6 +24,7 @@ from torch import Tensor
 
 from attnbook import mha
 from attnbook.exercises.report import LearnerError, Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_article_mask", "check_kdim_shapes"]
 
@@ -41,16 +42,16 @@ def _split_mistake(x: Tensor, out: Tensor, H: int) -> str:
     N, L, E = x.shape
     D = E // H
     if torch.equal(out, x.reshape(N, H, L, D)):
-        return (
-            "reshaping straight to (N, H, L, D) cuts the sequence, not the features; "
-            "view as (N, L, H, D), then transpose(1, 2)"
+        return tr(
+            "reshaping straight to (N, H, L, D) cuts the sequence, not the features; view as (N, "
+            "L, H, D), then transpose(1, 2)"
         )
     if torch.equal(out, x.reshape(N, L, D, H).permute(0, 3, 1, 2)):
-        return (
-            "your heads take every H-th feature; head h must get the block of features "
-            "h*D to (h+1)*D: view as (N, L, H, D), not (N, L, D, H)"
+        return tr(
+            "your heads take every H-th feature; head h must get the block of features h*D to "
+            "(h+1)*D: view as (N, L, H, D), not (N, L, D, H)"
         )
-    return "head h at position i must hold x[:, i, h*D:(h+1)*D]"
+    return tr("head h at position i must hold x[:, i, h*D:(h+1)*D]")
 
 
 def check_split_heads(split_heads: Callable[[Tensor, int], Tensor]) -> Report:
@@ -62,7 +63,9 @@ def check_split_heads(split_heads: Callable[[Tensor, int], Tensor]) -> Report:
             x = _numbered(N, L, H * D)
             out = call(split_heads, x, H)
             problem = expect_tensor(
-                out, (N, H, L, D), what=f"split_heads(x of {(N, L, H * D)}, {H})"
+                out,
+                (N, H, L, D),
+                what=tr("split_heads(x of {N_L_H_D}, {H})").format(N_L_H_D=(N, L, H * D), H=H),
             )
             if problem is not None:
                 return problem
@@ -73,7 +76,12 @@ def check_split_heads(split_heads: Callable[[Tensor, int], Tensor]) -> Report:
         return run
 
     for N, L, H, D in SHAPES:
-        report.run(f"x of shape {(N, L, H * D)} into {H} heads of {D}", case(N, L, H, D))
+        report.run(
+            tr("x of shape {N_L_H_D} into {H} heads of {D}").format(
+                N_L_H_D=(N, L, H * D), H=H, D=D
+            ),
+            case(N, L, H, D),
+        )
 
     def non_contiguous() -> str | None:
         x = _numbered(3, 4, 6).transpose(0, 1)  # (N, L, E) = (4, 3, 6), not contiguous
@@ -103,12 +111,12 @@ def check_merge_heads(merge_heads: Callable[[Tensor], Tensor]) -> Report:
             if not (isinstance(exc.original, RuntimeError) and "view" in str(exc.original)):
                 raise
             if advised:
-                return "view fails here too (see above)"
+                return tr("view fails here too (see above)")
             advised.append(True)
-            return (
-                "view cannot merge the heads after transpose(1, 2): heads stored "
-                "contiguously, as attention returns them, are no longer contiguous once "
-                "transposed; use reshape, or .contiguous().view(...)"
+            return tr(
+                "view cannot merge the heads after transpose(1, 2): heads stored contiguously, as "
+                "attention returns them, are no longer contiguous once transposed; use reshape, or "
+                ".contiguous().view(...)"
             )
 
     def case(N: int, L: int, H: int, D: int) -> Callable[[], str | None]:
@@ -117,22 +125,33 @@ def check_merge_heads(merge_heads: Callable[[Tensor], Tensor]) -> Report:
             out = merged(x)
             if isinstance(out, str):
                 return out
-            problem = expect_tensor(out, (N, L, H * D), what=f"merge_heads(x of {(N, H, L, D)})")
+            problem = expect_tensor(
+                out,
+                (N, L, H * D),
+                what=tr("merge_heads(x of {N_H_L_D})").format(N_H_L_D=(N, H, L, D)),
+            )
             if problem is not None:
                 return problem
             if torch.equal(out, mha.merge_heads(x)):
                 return None
             if torch.equal(out, x.reshape(N, L, H * D)):
-                return (
-                    "reshaping (N, H, L, D) straight to (N, L, E) mixes positions; first "
-                    "transpose(1, 2) to (N, L, H, D)"
+                return tr(
+                    "reshaping (N, H, L, D) straight to (N, L, E) mixes positions; first transpose(1, 2) "
+                    "to (N, L, H, D)"
                 )
-            return "position i must hold head 0's features, then head 1's, ... for that position"
+            return tr(
+                "position i must hold head 0's features, then head 1's, ... for that position"
+            )
 
         return run
 
     for N, L, H, D in SHAPES:
-        report.run(f"x of shape {(N, H, L, D)} back to {(N, L, H * D)}", case(N, L, H, D))
+        report.run(
+            tr("x of shape {N_H_L_D} back to {N_L_H_D}").format(
+                N_H_L_D=(N, H, L, D), N_L_H_D=(N, L, H * D)
+            ),
+            case(N, L, H, D),
+        )
 
     def round_trip() -> str | None:
         x = _numbered(2, 3, 20)
@@ -142,13 +161,13 @@ def check_merge_heads(merge_heads: Callable[[Tensor], Tensor]) -> Report:
         if isinstance(out, str):
             return out
         if not isinstance(out, Tensor) or out.shape != x.shape or not torch.equal(out, x):
-            return "merge_heads(split_heads(x)) should give back x"
+            return tr("merge_heads(split_heads(x)) should give back x")
         return None
 
     def unchanged() -> str | None:
         x = _numbered(2, 4, 3, 5)
         if isinstance(merged(x), str):
-            return "cannot check: view fails on this input too (see above)"
+            return tr("cannot check: view fails on this input too (see above)")
         return changed_inputs(merge_heads, ("x",), x)
 
     report.run("undoes split_heads exactly, on heads made contiguous as attention does", round_trip)
@@ -175,15 +194,17 @@ def check_article_mask(article_mask: Callable[..., Tensor]) -> Report:
     def kept(causal: bool) -> Tensor | str:
         out = call(article_mask, padding, causal=causal)
         if not isinstance(out, Tensor):
-            return f"return a tensor the article can compare with 0; got {type(out).__name__}"
+            return tr("return a tensor the article can compare with 0; got {out_type}").format(
+                out_type=type(out).__name__
+            )
         try:
             return (out != 0).broadcast_to(2, H, 5, 5)
         except RuntimeError:
-            return (
-                f"the article compares your mask with scores of shape (N, H, L, S) = "
-                f"{(2, H, 5, 5)}; shape {tuple(out.shape)} does not broadcast to it (add the "
-                "head and query dimensions: key_padding_mask[:, None, None, :])"
-            )
+            return tr(
+                "the article compares your mask with scores of shape (N, H, L, S) = {value}; shape "
+                "{out_shape} does not broadcast to it (add the head and query dimensions: "
+                "key_padding_mask[:, None, None, :])"
+            ).format(value=(2, H, 5, 5), out_shape=tuple(out.shape))
 
     def case(causal: bool) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -194,33 +215,35 @@ def check_article_mask(article_mask: Callable[..., Tensor]) -> Report:
             if torch.equal(keep, expected):
                 return None
             if torch.equal(keep, ~expected):
-                return "the mask is inverted: the article KEEPS scores where the mask is nonzero"
+                return tr(
+                    "the mask is inverted: the article KEEPS scores where the mask is nonzero"
+                )
             inverted_padding = padding[:, None, None, :] & (
                 torch.ones(5, 5, dtype=torch.bool).tril() if causal else True
             )
             if torch.equal(keep, inverted_padding.broadcast_to(keep.shape)):
-                return "the padding part is inverted: padding (True) must become 0 (dropped)"
+                return tr("the padding part is inverted: padding (True) must become 0 (dropped)")
             if causal:
                 no_pad = _expected_keep(padding, False).broadcast_to(keep.shape)
                 for name, tri in [
                     (
-                        "a query must also see itself: use tril(), not tril(-1)",
+                        tr("a query must also see itself: use tril(), not tril(-1)"),
                         torch.ones(5, 5).tril(-1),
                     ),
                     (
-                        "that lets each query see the NEXT token too: tril(), not tril(1)",
+                        tr("that lets each query see the NEXT token too: tril(), not tril(1)"),
                         torch.ones(5, 5).tril(1),
                     ),
                     (
-                        "triu keeps the future; a causal mask keeps the past: use tril()",
+                        tr("triu keeps the future; a causal mask keeps the past: use tril()"),
                         torch.ones(5, 5).triu(),
                     ),
                 ]:
                     if torch.equal(keep, no_pad & tri.bool()):
                         return name
                 if torch.equal(keep, no_pad):
-                    return "causal=True must also hide the keys after each query"
-            return "some kept (or dropped) scores are wrong; compare with ~key_padding_mask"
+                    return tr("causal=True must also hide the keys after each query")
+            return tr("some kept (or dropped) scores are wrong; compare with ~key_padding_mask")
 
         return run
 
@@ -255,23 +278,25 @@ def check_kdim_shapes(
         "k_proj.weight": (
             tuple(module.k_proj.weight.shape),
             tuple(k_proj_weight),
-            "a Linear from 12 to 8 features has weight (out, in) = (8, 12)",
+            tr("a Linear from 12 to 8 features has weight (out, in) = (8, 12)"),
         ),
         "output": (
             tuple(out.shape),
             tuple(output),
-            "one row per QUERY, in the query's width: (N, L, E) = (1, 6, 8)",
+            tr("one row per QUERY, in the query's width: (N, L, E) = (1, 6, 8)"),
         ),
         "per-head weights": (
             tuple(w.shape),
             tuple(weights),
-            "one (L, S) = (6, 5) matrix per head: (N, H, L, S)",
+            tr("one (L, S) = (6, 5) matrix per head: (N, H, L, S)"),
         ),
     }
     for name, (expected, answer, hint) in truth.items():
         report.run(
-            f"the shape of {name}",
-            lambda e=expected, a=answer, h=hint: None if e == a else f"expected {e}, got {a}: {h}",
+            tr("the shape of {name}").format(name=tr(name)),
+            lambda e=expected, a=answer, h=hint: (
+                None if e == a else tr("expected {e}, got {a}: {h}").format(e=e, a=a, h=h)
+            ),
         )
     count = sum(p.numel() for p in module.parameters())
 
@@ -279,17 +304,17 @@ def check_kdim_shapes(
         if parameters == count:
             return None
         if parameters == 4 * 8 * 8 + 4 * 8:
-            return "k_proj and v_proj map 12 features to 8: their weights are 8 x 12, not 8 x 8"
+            return tr("k_proj and v_proj map 12 features to 8: their weights are 8 x 12, not 8 x 8")
         if parameters == count - 32:
-            return "the four biases (8 each) are missing"
+            return tr("the four biases (8 each) are missing")
         if parameters == count - (8 * 8 + 8):
-            return (
+            return tr(
                 "out_proj is missing: there are four projections, q, k and v and the output "
                 "projection out_proj (8 x 8 weights and 8 biases, 72 parameters)"
             )
         if parameters == count - (8 * 8 + 8) - 24:
-            return "out_proj and the biases are missing: four projections, each with a bias"
-        return f"expected {count}, got {parameters}"
+            return tr("out_proj and the biases are missing: four projections, each with a bias")
+        return tr("expected {count}, got {parameters}").format(count=count, parameters=parameters)
 
     report.run("the parameter count", parameter_count)
     return report

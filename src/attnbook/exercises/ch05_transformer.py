@@ -21,6 +21,7 @@ from torch import Tensor, nn
 
 from attnbook.blocks import DecoderBlock, EncoderBlock
 from attnbook.exercises.report import LearnerError, Report, call, changed_inputs
+from attnbook.i18n import tr
 from attnbook.positional import sinusoidal_encoding
 
 __all__ = [
@@ -71,41 +72,52 @@ def check_sinusoidal_encoding(sinusoidal: Sinusoidal) -> Report:
         try:  # nested lists of numbers are a table too
             table = torch.as_tensor(table)
         except (TypeError, ValueError, RuntimeError):
-            return f"return the table as a tensor; got {type(table).__name__}"
-        if table.shape != (10, 6):
-            return (
-                f"for length 10 and embed_dim 6 the table must be (10, 6); got {tuple(table.shape)}"
+            return tr("return the table as a tensor; got {table_type}").format(
+                table_type=type(table).__name__
             )
+        if table.shape != (10, 6):
+            return tr(
+                "for length 10 and embed_dim 6 the table must be (10, 6); got {table_shape}"
+            ).format(table_shape=tuple(table.shape))
         if not table.dtype.is_floating_point:
-            return f"the table must be floating point; got dtype {table.dtype}"
+            return tr("the table must be floating point; got dtype {table_dtype}").format(
+                table_dtype=table.dtype
+            )
         return None
 
     def first_row() -> str | None:
         table = torch.as_tensor(call(sinusoidal, 3, 8), dtype=torch.float64)
         if table.shape != (3, 8):
-            return "cannot check: the table has the wrong shape (see above)"
+            return tr("cannot check: the table has the wrong shape (see above)")
         row = table[0]
         expected = torch.tensor([0.0, 1.0] * 4, dtype=torch.float64)
         if row.shape == expected.shape and torch.allclose(row, expected, atol=1e-6):
             return None
-        return f"position 0 must be [0, 1, 0, 1, ...] (sin 0, cos 0, ...); got {row.tolist()}"
+        return tr(
+            "position 0 must be [0, 1, 0, 1, ...] (sin 0, cos 0, ...); got {row_tolist}"
+        ).format(row_tolist=row.tolist())
 
     def matches(length: int, E: int) -> Callable[[], str | None]:
         def case() -> str | None:
             table = torch.as_tensor(call(sinusoidal, length, E), dtype=torch.float64)
             expected = sinusoidal_encoding(length, E, dtype=torch.float64)
             if table.shape != expected.shape:
-                return "wrong shape (see above)"
+                return tr("wrong shape (see above)")
             if torch.allclose(table, expected, atol=1e-5):
                 return None
             for explanation, wrong in _sinusoidal_mistakes(length, E).items():
                 if torch.allclose(table, wrong, atol=1e-5):
-                    return explanation
+                    return tr(explanation)
             worst = (table - expected).abs().argmax()
             pos, col = divmod(int(worst), E)
-            return (
-                f"entry (position {pos}, column {col}) should be {expected[pos, col].item():.6f}; "
-                f"got {table[pos, col].item():.6f}"
+            return tr(
+                "entry (position {pos}, column {col}) should be {value:.6f}; got "
+                "{table_pos_col_item:.6f}"
+            ).format(
+                pos=pos,
+                col=col,
+                value=expected[pos, col].item(),
+                table_pos_col_item=table[pos, col].item(),
             )
 
         return case
@@ -198,9 +210,9 @@ class _BlockForwardCalled(Exception):
 
 
 _CALLED_THE_BLOCK = (
-    "write the block from its parts (norm1, self_attn, ff, norm2, dropout1, dropout2): you "
-    "called the block itself (block(x) or block.forward), which runs the library's forward, "
-    "not yours"
+    "write the block from its parts (norm1, self_attn, ff, norm2, dropout1, dropout2): "
+    "you called the block itself (block(x) or block.forward), which runs the library's "
+    "forward, not yours"
 )
 
 
@@ -239,21 +251,22 @@ def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
                 try:
                     output = _run_on_parts(pre_ln_forward, block, x)
                 except _BlockForwardCalled:
-                    return _CALLED_THE_BLOCK
+                    return tr(_CALLED_THE_BLOCK)
                 if not isinstance(output, Tensor):
-                    return f"return the block's output tensor; got {type(output).__name__}"
-                if output.shape != expected.shape:
-                    return (
-                        f"for x of shape {(N, L, 16)} return the same shape; "
-                        f"got {tuple(output.shape)}"
+                    return tr("return the block's output tensor; got {output_type}").format(
+                        output_type=type(output).__name__
                     )
+                if output.shape != expected.shape:
+                    return tr(
+                        "for x of shape {N_L_16} return the same shape; got {output_shape}"
+                    ).format(N_L_16=(N, L, 16), output_shape=tuple(output.shape))
                 if torch.allclose(output, expected, atol=1e-5):
                     return None
                 for explanation, wrong in _block_mistakes(block, x).items():
                     if torch.allclose(output, wrong, atol=1e-5):
-                        return explanation
+                        return tr(explanation)
             error = (output - expected).abs().max().item()
-            return f"differs from the pre-LN block by up to {error:.3g}"
+            return tr("differs from the pre-LN block by up to {error:.3g}").format(error=error)
 
         return case
 
@@ -265,15 +278,17 @@ def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
             try:
                 output = _run_on_parts(pre_ln_forward, block, x)
             except _BlockForwardCalled:
-                return _CALLED_THE_BLOCK
+                return tr(_CALLED_THE_BLOCK)
             if not isinstance(output, Tensor) or output.shape != expected.shape:
-                return "cannot check: wrong output (see above)"
+                return tr("cannot check: wrong output (see above)")
             if torch.allclose(output, expected, atol=1e-5):
                 return None
             for explanation, wrong in _dropout_mistakes(block, x).items():
                 if torch.allclose(output, wrong, atol=1e-5):
-                    return explanation
-        return "with dropout1 = x0.5 and dropout2 = x0.25 the output differs from the pre-LN block"
+                    return tr(explanation)
+        return tr(
+            "with dropout1 = x0.5 and dropout2 = x0.25 the output differs from the pre-LN block"
+        )
 
     def leaves_input_alone() -> str | None:
         block = _block(3)
@@ -304,24 +319,32 @@ def check_decoder_count(total: int, attention: int) -> Report:
         if attention == true_attention:
             return None
         if attention == true_attention // 2:
-            return "a decoder block has TWO attention layers: self-attention and cross-attention"
+            return tr(
+                "a decoder block has TWO attention layers: self-attention and cross-attention"
+            )
         if attention == 2 * 4 * 512 * 512:
-            return "each attention layer also has 4 x 512 biases"
-        return f"expected {true_attention:,}, got {attention:,}"
+            return tr("each attention layer also has 4 x 512 biases")
+        return tr("expected {true_attention:,}, got {attention:,}").format(
+            true_attention=true_attention, attention=attention
+        )
 
     def total_case() -> str | None:
         if total == true_total:
             return None
         ff = 512 * 2048 + 2048 + 2048 * 512 + 512
         if total == true_total - 3 * 2 * 512:
-            return "the three layer norms (a weight and a bias of 512 each) are missing"
+            return tr("the three layer norms (a weight and a bias of 512 each) are missing")
         if total == true_total - 2 * 512:
-            return "a decoder block has three layer norms, one per sublayer"
+            return tr("a decoder block has three layer norms, one per sublayer")
         if total == true_total - ff:
-            return "the feed-forward network (512 x 2048 and 2048 x 512, with biases) is missing"
+            return tr(
+                "the feed-forward network (512 x 2048 and 2048 x 512, with biases) is missing"
+            )
         if total == true_total - 2048 - 512:
-            return "the feed-forward network's biases (2048 and 512) are missing"
-        return f"expected {true_total:,}, got {total:,}"
+            return tr("the feed-forward network's biases (2048 and 512) are missing")
+        return tr("expected {true_total:,}, got {total:,}").format(
+            true_total=true_total, total=total
+        )
 
     report.run("the two attention layers", attention_case)
     report.run("the whole block", total_case)

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable
 
 from attnbook.exercises.report import Report, call
+from attnbook.i18n import tr
 from attnbook.train import lr_factor
 
 __all__ = ["check_transformer_schedule", "check_kv_rows"]
@@ -48,14 +49,16 @@ def check_transformer_schedule(transformer_lr: Callable[[int, int, int], float])
                 try:
                     value = float(got)
                 except (TypeError, ValueError):
-                    return f"return a number; got {type(got).__name__}"
+                    return tr("return a number; got {got_type}").format(got_type=type(got).__name__)
                 expected = right(step, d, w)
                 if math.isclose(value, expected, rel_tol=1e-6):
                     continue
                 for explanation, wrong in mistakes.items():
                     if math.isclose(value, wrong(step, d, w), rel_tol=1e-6):
-                        return explanation
-                return f"at step {step} the rate should be {expected:.6g}; got {value:.6g}"
+                        return tr(explanation)
+                return tr(
+                    "at step {step} the rate should be {expected:.6g}; got {value:.6g}"
+                ).format(step=step, expected=expected, value=value)
             return None
 
         return run
@@ -106,22 +109,29 @@ def check_kv_rows(kv_rows: Callable[[int, int, int, bool], int]) -> Report:
         def run() -> str | None:
             got = call(kv_rows, T, S, n, with_cache)
             if isinstance(got, bool) or not isinstance(got, (int, float)) or got != int(got):
-                return f"return a whole number of rows; got {got!r}"
+                return tr("return a whole number of rows; got {got!r}").format(got=got)
             expected = (cached if with_cache else uncached)(T, S, n)
             if got == expected:
                 return None
             # Two slips can give the same number for small T, S and num_layers: name them all.
             found = [why for why, wrong in mistakes.items() if got == wrong(T, S, n, with_cache)]
             if found:
-                return "; or ".join(found)
-            return f"expected {expected:,} rows; got {int(got):,}"
+                return tr("; or ").join(tr(why) for why in found)
+            return tr("expected {expected:,} rows; got {got:,}").format(
+                expected=expected, got=int(got)
+            )
 
         return run
 
     for T, S, n in ((4, 5, 2), (100, 100, 6)):
         for with_cache in (True, False):
-            label = "with" if with_cache else "without"
+            label = (
+                tr("T = {T}, S = {S}, {n} layers, with the cache")
+                if with_cache
+                else tr("T = {T}, S = {S}, {n} layers, without the cache")
+            )
             report.run(
-                f"T = {T}, S = {S}, {n} layers, {label} the cache", case(T, S, n, with_cache)
+                label.format(T=T, S=S, n=n),
+                case(T, S, n, with_cache),
             )
     return report

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attnbook.exercises.report import LearnerError, Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 
 __all__ = ["check_pointer_loss"]
 
@@ -64,23 +65,23 @@ def _gradient_problem(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> st
     except Exception as exc:  # the learner's code may fail in any way; it is theirs to fix
         raise LearnerError(exc) from exc
     if not isinstance(out, Tensor) or not out.requires_grad:
-        return (
+        return tr(
             "the value is right but carries no gradient, so training could not use it: do not "
             "call .item(), .detach() or torch.tensor(...) on the loss; return the tensor that "
             "log_softmax and indexing compute"
         )
     (grad,) = torch.autograd.grad(out, x)
     if not torch.isfinite(grad).all():
-        return "the gradient is not finite (NaN or inf); use log_softmax and pick by indexing"
+        return tr("the gradient is not finite (NaN or inf); use log_softmax and pick by indexing")
     padding = torch.isinf(x.detach())
     if (grad[padding] != 0).any():
-        return "the gradient at the -inf (padding) positions must be exactly 0"
+        return tr("the gradient at the -inf (padding) positions must be exactly 0")
     expected = (x.detach().softmax(-1) - F.one_hot(target, x.shape[-1])) / len(target)
     if not torch.allclose(grad, expected, atol=ATOL):
-        return (
+        return tr(
             "the gradient with respect to the logits should be (softmax - one_hot(target)) / N; "
-            f"it differs by up to {(grad - expected).abs().max().item():.2e}"
-        )
+            "it differs by up to {value:.2e}"
+        ).format(value=(grad - expected).abs().max().item())
     return None
 
 
@@ -92,15 +93,15 @@ def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> R
         with _watch_cross_entropy(my_pointer_loss) as used:
             out = call(my_pointer_loss, x, target)
         if used:
-            return (
+            return tr(
                 "the exercise asks you to write the loss without F.cross_entropy (or "
                 "nn.CrossEntropyLoss): use log_softmax and pick the target's entry"
             )
         if isinstance(out, Tensor) and out.shape == x.shape[:1]:
-            return (
-                f"return the MEAN over sentences, a scalar of shape (); you returned one loss "
-                f"per sentence, shape {tuple(out.shape)}: add .mean()"
-            )
+            return tr(
+                "return the MEAN over sentences, a scalar of shape (); you returned one loss per "
+                "sentence, shape {out_shape}: add .mean()"
+            ).format(out_shape=tuple(out.shape))
         return expect_tensor(out, (), what="my_pointer_loss") or out
 
     def matches(seed: int, what: str, *, padding: bool, N: int = 4, S: int = 6, scale: float = 1.0):
@@ -114,31 +115,33 @@ def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> R
                 return out
             expected = F.cross_entropy(x, target)
             if torch.isnan(out).any():
-                return (
-                    f"got NaN {what}: 0 · log(0) = 0 · (-inf) is NaN; pick the target's "
-                    "log-probability with indexing or gather instead of multiplying by a one-hot"
-                )
+                return tr(
+                    "got NaN {what}: 0 · log(0) = 0 · (-inf) is NaN; pick the target's log-probability "
+                    "with indexing or gather instead of multiplying by a one-hot"
+                ).format(what=tr(what))
             if not torch.isfinite(out):
-                return (
-                    "not finite for large scores: exp() overflows, or log(softmax(x)) underflows "
-                    "to log(0); use log_softmax, which never forms the probabilities"
+                return tr(
+                    "not finite for large scores: exp() overflows, or log(softmax(x)) underflows to "
+                    "log(0); use log_softmax, which never forms the probabilities"
                 )
             if torch.allclose(out, expected, atol=ATOL):
                 return None
             if torch.allclose(out, -expected, atol=ATOL):
-                return "the sign is wrong: the loss is MINUS the log-probability of the target"
+                return tr("the sign is wrong: the loss is MINUS the log-probability of the target")
             if torch.allclose(out, F.cross_entropy(x, target, reduction="sum"), atol=ATOL):
-                return "you sum over sentences; take the mean"
+                return tr("you sum over sentences; take the mean")
             if torch.allclose(out, F.nll_loss(x, target), atol=ATOL):
-                return "you use the raw scores as log-probabilities; apply log_softmax first"
+                return tr("you use the raw scores as log-probabilities; apply log_softmax first")
             if torch.allclose(out, -x.softmax(-1).gather(1, target[:, None]).mean(), atol=ATOL):
-                return "you take the probability, not its logarithm: use log_softmax"
+                return tr("you take the probability, not its logarithm: use log_softmax")
             if torch.allclose(out, -x.log_softmax(0)[torch.arange(len(target)), target].mean()):
-                return (
-                    "you normalise over dim 0, the sentences; each sentence's softmax runs over "
-                    "its positions, the last dimension: log_softmax(dim=-1)"
+                return tr(
+                    "you normalise over dim 0, the sentences; each sentence's softmax runs over its "
+                    "positions, the last dimension: log_softmax(dim=-1)"
                 )
-            return f"expected {expected.item():.5f}, got {out.item():.5f}"
+            return tr("expected {expected:.5f}, got {out:.5f}").format(
+                expected=expected.item(), out=out.item()
+            )
 
         return case
 

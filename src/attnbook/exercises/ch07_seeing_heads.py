@@ -27,6 +27,7 @@ from attnbook.exercises.report import (
     changed_inputs,
     expect_tensor,
 )
+from attnbook.i18n import tr
 from attnbook.interp.heads import name_action_weight, pronoun_hits
 from attnbook.tasks.coref import LEXICON, CorefTask, Example
 
@@ -66,7 +67,7 @@ def _tensor_cases(
         )
 
     named = [why for why, rule in mistakes.items() if explains(rule)]
-    why = named[0] if len(named) == 1 else None
+    why = tr(named[0]) if len(named) == 1 else None
 
     def case(description: str) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -78,8 +79,10 @@ def _tensor_cases(
             if problem is not None or _close(out, expected):
                 return problem
             return why or (
-                f"expected {[round(x, 3) for x in expected.tolist()]}, "
-                f"got {[round(x, 3) for x in out.tolist()]}"
+                tr("expected {value}, got {value2}").format(
+                    value=[round(x, 3) for x in expected.tolist()],
+                    value2=[round(x, 3) for x in out.tolist()],
+                )
             )
 
         return run
@@ -274,9 +277,9 @@ def check_gender_baseline(my_baseline: Callable[[Example], int]) -> Report:
         if len(pool) > 1 and all(a is not None and _applies(rule, e) == a for e, a in pool)
     ]
     why = (
-        named[0]
+        tr(named[0])
         if len(named) == 1
-        else "that is not the nearest preceding name of the pronoun's gender"
+        else tr("that is not the nearest preceding name of the pronoun's gender")
     )
 
     def judge(description: str) -> Callable[[], str | None]:
@@ -286,13 +289,17 @@ def check_gender_baseline(my_baseline: Callable[[Example], int]) -> Report:
                 raise answers
             for a in answers:
                 if as_int(a) is None:
-                    return f"return a position (an integer); got {type(a).__name__} {a!r}"
+                    return tr("return a position (an integer); got {a_type} {a!r}").format(
+                        a_type=type(a).__name__, a=a
+                    )
             expected = [e.nearest_preceding_name(same_gender=True) for e in examples]
             wrong = [n for n, (a, b) in enumerate(zip(answers, expected)) if as_int(a) != b]
             if not wrong:
                 return None
             e, n = examples[wrong[0]], wrong[0]
-            return f"{why} — in {e.text!r} expected position {expected[n]}, got {answers[n]}"
+            return tr(
+                "{why} — in {e_text!r} expected position {expected_n}, got {answers_n}"
+            ).format(why=why, e_text=e.text, expected_n=expected[n], answers_n=answers[n])
 
         return run
 

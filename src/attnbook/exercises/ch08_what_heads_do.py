@@ -16,6 +16,7 @@ from torch import Tensor
 
 from attnbook.exercises.cases import random_attention
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 from attnbook.interp.ablation import replace_head
 from attnbook.interp.heads import mean_row_entropy
 
@@ -50,35 +51,40 @@ def check_head_entropy(my_head_entropy: Callable[[Tensor, Tensor], Tensor]) -> R
                 return problem
             expected = mean_row_entropy(weights, padding)
             if torch.isnan(out).any():
-                return "got NaN: a zero weight gives 0 · log 0 = NaN in floating point; count 0 · log 0 as 0"
+                return tr(
+                    "got NaN: a zero weight gives 0 · log 0 = NaN in floating point; count 0 · log 0 as 0"
+                )
             if torch.allclose(out, expected, atol=ATOL):
                 return None
             if torch.allclose(out, mean_row_entropy(weights, torch.zeros_like(padding)), atol=ATOL):
-                return (
+                return tr(
                     "you average over padding queries too; average over real query positions only"
                 )
             inverted = mean_row_entropy(weights, ~padding)
             if padding.any() and torch.allclose(out, inverted, atol=ATOL):
-                return (
-                    "you averaged over the padding queries only: key_padding_mask is True on "
-                    "padding (PyTorch's convention), so the real queries are ~key_padding_mask"
+                return tr(
+                    "you averaged over the padding queries only: key_padding_mask is True on padding "
+                    "(PyTorch's convention), so the real queries are ~key_padding_mask"
                 )
             if torch.allclose(out, -expected, atol=ATOL):
-                return "the sign is wrong: entropy is MINUS the sum of p log p"
+                return tr("the sign is wrong: entropy is MINUS the sum of p log p")
             if torch.allclose(out, _per_sentence_first(weights, padding), atol=ATOL):
-                return (
-                    "you average per sentence first, then over sentences; this exercise takes "
-                    "one mean over all real queries of all sentences (each query counts once). "
-                    "Both are defensible; they differ when sentences have different lengths"
+                return tr(
+                    "you average per sentence first, then over sentences; this exercise takes one mean "
+                    "over all real queries of all sentences (each query counts once). Both are "
+                    "defensible; they differ when sentences have different lengths"
                 )
             if torch.allclose(out, expected.mean().expand(H), atol=ATOL):
-                return (
-                    "every head got the same number, the mean over all heads: keep the heads "
-                    "apart and average only over sentences and query positions, one value per head"
+                return tr(
+                    "every head got the same number, the mean over all heads: keep the heads apart and "
+                    "average only over sentences and query positions, one value per head"
                 )
             if torch.allclose(out, expected / torch.log(torch.tensor(2.0)), atol=ATOL):
-                return "you used log base 2 (bits); the exercise asks for nats, the natural log"
-            return f"expected {[round(x, 4) for x in expected.tolist()]}, got {[round(x, 4) for x in out.tolist()]}"
+                return tr("you used log base 2 (bits); the exercise asks for nats, the natural log")
+            return tr("expected {value}, got {value2}").format(
+                value=[round(x, 4) for x in expected.tolist()],
+                value2=[round(x, 4) for x in out.tolist()],
+            )
 
         return run
 
@@ -89,9 +95,9 @@ def check_head_entropy(my_head_entropy: Callable[[Tensor, Tensor], Tensor]) -> R
         if problem is not None:
             return problem
         if not torch.allclose(out, torch.tensor([4.0]).log(), atol=ATOL):
-            return (
-                f"uniform weights over 4 keys have entropy log 4 = 1.386 nats; got {out.tolist()}"
-            )
+            return tr(
+                "uniform weights over 4 keys have entropy log 4 = 1.386 nats; got {out_tolist}"
+            ).format(out_tolist=out.tolist())
         return None
 
     report.run("6 sentences of different lengths, 3 heads", case(0, 6, 3, 7))
@@ -115,45 +121,47 @@ def _replace_mistake(x: Tensor, out: Tensor, head: int, H: int, value: Tensor | 
     interleaved = x.clone()
     interleaved[..., head::H] = value
     if torch.equal(out, interleaved):
-        return (
+        return tr(
             "you set every H-th feature (x[..., head::num_heads]); the heads sit side by side, "
             "as merge_heads puts them: head h is the block of features h*D to (h+1)*D - 1"
         )
-    for other, words in ((head + 1, "the next head"), (head - 1, "the previous head")):
+    for other, words in ((head + 1, tr("the next head")), (head - 1, tr("the previous head"))):
         if 0 <= other < H and torch.equal(out, replace_head(x, other, H, value)):
-            return f"you set {words}'s features; heads are counted from 0: head h starts at h*D"
+            return tr(
+                "you set {words}'s features; heads are counted from 0: head h starts at h*D"
+            ).format(words=words)
     changed = (out != x).any(dim=(0, 1))  # (H*D,) which features differ
     inside = torch.zeros_like(changed)
     inside[head * D : (head + 1) * D] = True
     short = inside.clone()
     short[(head + 1) * D - 1] = False
     if torch.equal(changed, short):
-        return (
-            f"only {D - 1} of head {head}'s {D} features changed: slice ends are exclusive, so "
+        return tr(
+            "only {D_1} of head {head}'s {D} features changed: slice ends are exclusive, so "
             "x[..., h*D:(h+1)*D] is the whole head (h*D:(h+1)*D - 1 leaves out its last feature)"
-        )
+        ).format(D_1=D - 1, head=head, D=D)
     if torch.equal(changed, inside):
         block, before = out[..., head * D : (head + 1) * D], x[..., head * D : (head + 1) * D]
         if torch.equal(block, before * value) or torch.equal(block, before + value):
-            return (
+            return tr(
                 "set the features, don't scale or shift them: head h's features become the value "
                 "itself (x[..., h*D:(h+1)*D] = value), whatever they held before"
             )
     if changed.all():
-        return "you set every feature; only head h's D features change, the other heads stay"
+        return tr("you set every feature; only head h's D features change, the other heads stay")
     if torch.equal(out, x):
-        return (
-            "nothing changed: return the new tensor with head h's features set (an empty "
-            "slice? head h of num_heads is x[..., h*D:(h+1)*D], heads counted from 0)"
+        return tr(
+            "nothing changed: return the new tensor with head h's features set (an empty slice? "
+            "head h of num_heads is x[..., h*D:(h+1)*D], heads counted from 0)"
         )
     if not (changed & ~inside).any():
-        return (
-            f"only head {head}'s features changed, but not to the value: a (D,) value is the "
-            "same D numbers at every position (broadcast it over N and S)"
-        )
-    return (
-        f"head {head} of {H} is features {head * D} to {(head + 1) * D - 1}; other features changed"
-    )
+        return tr(
+            "only head {head}'s features changed, but not to the value: a (D,) value is the same "
+            "D numbers at every position (broadcast it over N and S)"
+        ).format(head=head)
+    return tr(
+        "head {head} of {H} is features {head_D} to {head_1_D_1}; other features changed"
+    ).format(head=head, H=H, head_D=head * D, head_1_D_1=(head + 1) * D - 1)
 
 
 def check_replace_head(

@@ -18,6 +18,7 @@ from torch import Tensor
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.cases import random_qkv
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 
 __all__ = [
     "check_online_softmax_merge",
@@ -43,9 +44,9 @@ def _close(a: Tensor, b: Tensor, atol: float = ATOL) -> bool:
 def _as_state(out: object, L: int, Ev: int) -> State | str:
     """The learner's (m, l, acc), checked once: a triple of tensors of the right shapes."""
     if not isinstance(out, (tuple, list)) or len(out) != 3:
-        return f"return a triple (m, l, acc); got {type(out).__name__}"
+        return tr("return a triple (m, l, acc); got {out_type}").format(out_type=type(out).__name__)
     for name, t, shape in zip(("m", "l", "acc"), out, ((L, 1), (L, 1), (L, Ev))):
-        problem = expect_tensor(t, shape, what=f"the merged {name}")
+        problem = expect_tensor(t, shape, what=tr("the merged {name}").format(name=name))
         if problem is not None:
             return problem
     return tuple(out)
@@ -68,42 +69,46 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
             return out
         m, l, acc = out
         if not _close(m, scores.amax(dim=-1, keepdim=True)):
-            return "m must be the larger of the two maxima"
+            return tr("m must be the larger of the two maxima")
         if _close(acc / l, expected):
             return None
         if _close(l, a[1] + b[1]) and _close(acc, a[2] + b[2]):
-            return "you add l and acc without rescaling: multiply each block's l and acc by exp(m_block - m)"
+            return tr(
+                "you add l and acc without rescaling: multiply each block's l and acc by exp(m_block - m)"
+            )
         if _close(l, a[1] + b[1]):
-            return (
+            return tr(
                 "you add l without rescaling: multiply each block's l by exp(m_block - m), as acc"
             )
         if _close(acc, a[2] + b[2]):
-            return (
+            return tr(
                 "you add acc without rescaling: multiply each block's acc by exp(m_block - m), as l"
             )
         reversed_sign = (a[2] * torch.exp(m - a[0]) + b[2] * torch.exp(m - b[0])) / (
             a[1] * torch.exp(m - a[0]) + b[1] * torch.exp(m - b[0])
         )
         if _close(acc / l, reversed_sign):
-            return (
+            return tr(
                 "the rescaling factor is exp(m_block - m), at most 1: it shrinks the block whose "
                 "maximum is smaller; you used exp(m - m_block)"
             )
-        return "acc / l of the merged state is not the softmax over both blocks times the values"
+        return tr(
+            "acc / l of the merged state is not the softmax over both blocks times the values"
+        )
 
     def symmetric() -> str | None:
         one, two = result(a, b), result(b, a)
         if isinstance(one, str) or isinstance(two, str):
-            return "cannot check: wrong result (see above)"
+            return tr("cannot check: wrong result (see above)")
         if _close(one[2] / one[1], two[2] / two[1]):
             return None
-        return "merging (a, b) and (b, a) must give the same output"
+        return tr("merging (a, b) and (b, a) must give the same output")
 
     def wrong_already() -> bool:
         """The ordinary case fails: later cases cannot tell what else is wrong."""
         return union() is not None
 
-    cannot_check = "cannot check: wrong for ordinary blocks already (see above)"
+    cannot_check = tr("cannot check: wrong for ordinary blocks already (see above)")
 
     def huge() -> str | None:
         if wrong_already():
@@ -114,10 +119,13 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
             return out
         m, l, acc = out
         if not (torch.isfinite(l).all() and torch.isfinite(acc).all()):
-            return "scores near 1000 overflow: never exponentiate m itself, only differences such as m_a - m"
+            return tr(
+                "scores near 1000 overflow: never exponentiate m itself, only differences such as "
+                "m_a - m"
+            )
         if _close(acc / l, expected):
             return None
-        return "with all scores shifted by 1000 the output must not change"
+        return tr("with all scores shifted by 1000 the output must not change")
 
     def empty() -> str | None:
         if wrong_already():
@@ -128,17 +136,19 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
             return out
         m, l, acc = out
         if not (torch.isfinite(l).all() and torch.isfinite(acc).all()):
-            return (
-                "merging with an empty block (m = -inf, l = 0, acc = 0) gives NaN; "
-                "exp(-inf - m) is 0, but check -inf - (-inf)"
+            return tr(
+                "merging with an empty block (m = -inf, l = 0, acc = 0) gives NaN; exp(-inf - m) is "
+                "0, but check -inf - (-inf)"
             )
         if not _close(acc / l, a[2] / a[1]):
-            return "merging with an empty block must leave the output unchanged"
+            return tr("merging with an empty block must leave the output unchanged")
         out = result(nothing, nothing)
         if isinstance(out, str):
             return out
         if torch.isnan(out[1]).any() or torch.isnan(out[2]).any():
-            return "merging two empty blocks gives NaN: when both maxima are -inf, rescale against 0 instead"
+            return tr(
+                "merging two empty blocks gives NaN: when both maxima are -inf, rescale against 0 instead"
+            )
         return None
 
     def mixed() -> str | None:
@@ -155,18 +165,18 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
             return out
         m, l, acc = out
         if not (torch.isfinite(l[0]).all() and torch.isfinite(acc[0]).all()):
-            return (
+            return tr(
                 "a row whose keys are masked in both blocks gives NaN when the other rows are not "
-                "empty: decide per row (e.g. torch.where(torch.isneginf(m), 0, m)), not with one "
-                "if for the whole tensor"
+                "empty: decide per row (e.g. torch.where(torch.isneginf(m), 0, m)), not with one if "
+                "for the whole tensor"
             )
         if not (torch.isneginf(m[0]).all() and (l[0] == 0).all() and (acc[0] == 0).all()):
-            return "a row empty in both blocks must stay empty: m = -inf, l = 0, acc = 0"
+            return tr("a row empty in both blocks must stay empty: m = -inf, l = 0, acc = 0")
         expected_rows = torch.softmax(masked[1:], dim=-1) @ values
         if not (torch.isfinite(acc[1:] / l[1:]).all() and _close(acc[1:] / l[1:], expected_rows)):
-            return (
-                "rows empty in one block only (and ordinary rows next to them) must keep the "
-                "other block's result; is the rescaling decided per row?"
+            return tr(
+                "rows empty in one block only (and ordinary rows next to them) must keep the other "
+                "block's result; is the rescaling decided per row?"
             )
         return None
 
@@ -186,9 +196,9 @@ def _block_mistake(q: Tensor, k: Tensor, v: Tensor, block: int, out: Tensor) -> 
     """The likeliest mistake behind a wrong ``block_attention`` output."""
     E, S = q.size(-1), k.size(0)
     for scale, mistake in [
-        (1.0, f"multiply the scores by 1 / sqrt(E) (E = {E} here)"),
-        (1.0 / E, "scale the scores by 1 / sqrt(E), not 1 / E"),
-        (1.0 / v.size(-1) ** 0.5, "E is the size of the queries and keys, not of the values"),
+        (1.0, tr("multiply the scores by 1 / sqrt(E) (E = {E} here)").format(E=E)),
+        (1.0 / E, tr("scale the scores by 1 / sqrt(E), not 1 / E")),
+        (1.0 / v.size(-1) ** 0.5, tr("E is the size of the queries and keys, not of the values")),
     ]:
         if _close(out, scaled_dot_product_attention(q, k, v, scale=scale)[0], atol=1e-4):
             return mistake
@@ -196,11 +206,13 @@ def _block_mistake(q: Tensor, k: Tensor, v: Tensor, block: int, out: Tensor) -> 
     if 0 < full < S and _close(
         out, scaled_dot_product_attention(q, k[:full], v[:full])[0], atol=1e-4
     ):
-        return "the last, shorter block is missing: range(0, S, block) visits it too"
+        return tr("the last, shorter block is missing: range(0, S, block) visits it too")
     tail = S % block or block
     if _close(out, scaled_dot_product_attention(q, k[-tail:], v[-tail:])[0], atol=1e-4):
-        return "only the last block counts: keep a running (m, l, acc) across the blocks"
-    return "the output differs from exact attention; is every block rescaled by exp(m_old - m_new)?"
+        return tr("only the last block counts: keep a running (m, l, acc) across the blocks")
+    return tr(
+        "the output differs from exact attention; is every block rescaled by exp(m_old - m_new)?"
+    )
 
 
 def check_block_attention(
@@ -229,15 +241,15 @@ def check_block_attention(
         if problem is not None:
             return problem
         if not torch.isfinite(out).all():
-            return "large scores overflow: subtract the running maximum before exponentiating"
+            return tr("large scores overflow: subtract the running maximum before exponentiating")
         if _close(out, scaled_dot_product_attention(q * 500, k, v)[0], atol=1e-4):
             return None
         normal = call(block_attention, q, k, v, 3)
         if expect_tensor(normal, (5, 3)) is None and not _close(
             normal, scaled_dot_product_attention(q, k, v)[0]
         ):
-            return "cannot check: wrong at ordinary scores already (see above)"
-        return "wrong for large scores: subtract the running maximum before exponentiating"
+            return tr("cannot check: wrong at ordinary scores already (see above)")
+        return tr("wrong for large scores: subtract the running maximum before exponentiating")
 
     def very_negative() -> str | None:
         # Every score below -250 (each coordinate of q . k / sqrt(E) is below -125): exp of a
@@ -255,18 +267,19 @@ def check_block_attention(
         if expect_tensor(normal, (5, 3)) is None and not _close(
             normal, scaled_dot_product_attention(*plain)[0]
         ):
-            return "cannot check: wrong at ordinary scores already (see above)"
+            return tr("cannot check: wrong at ordinary scores already (see above)")
         if torch.isfinite(out).all():
-            return "wrong when every score is very negative: subtract the running maximum"
+            return tr("wrong when every score is very negative: subtract the running maximum")
         large = call(block_attention, plain[0] * 500, plain[1], plain[2], 3)
         if expect_tensor(large, (5, 3)) is None and not torch.isfinite(large).all():
-            return (
-                "every score here is below -250 and exp underflows to 0, giving 0 / 0: subtract "
-                "the running maximum before exponentiating"
+            return tr(
+                "every score here is below -250 and exp underflows to 0, giving 0 / 0: subtract the "
+                "running maximum before exponentiating"
             )
-        return (
-            "every score here is below -250 and the output is NaN: start the running maximum at "
-            "-inf, not 0; with m = 0, exp(s - m) underflows to 0 for every key and acc / l is 0 / 0"
+        return tr(
+            "every score here is below -250 and the output is NaN: start the running maximum "
+            "at -inf, not 0; with m = 0, exp(s - m) underflows to 0 for every key and acc / l "
+            "is 0 / 0"
         )
 
     report.run("equals exact attention with blocks of 3 (the last block is shorter)", blocks(3))
@@ -319,23 +332,29 @@ def check_causal_tiles(computed: int, masked: int, fraction: float) -> Report:
         if computed == true_computed:
             return None
         if computed == T * (T - 1) // 2:
-            return "the diagonal tiles are computed too (with the mask inside): T(T+1)/2"
+            return tr("the diagonal tiles are computed too (with the mask inside): T(T+1)/2")
         if computed == T * T // 2:
-            return "not exactly half: the T tiles on the diagonal are computed as well"
-        return f"with T = n / b = {T} blocks per side, expected {true_computed}, got {computed}"
+            return tr("not exactly half: the T tiles on the diagonal are computed as well")
+        return tr("with T = n / b = {T} blocks per side, expected {want}, got {got}").format(
+            T=T, want=true_computed, got=computed
+        )
 
     def masked_case() -> str | None:
         if masked == true_masked:
             return None
-        return f"only the tiles on the diagonal cross it: expected {true_masked}, got {masked}"
+        return tr(
+            "only the tiles on the diagonal cross it: expected {true_masked}, got {masked}"
+        ).format(true_masked=true_masked, masked=masked)
 
     def fraction_case() -> str | None:
         expected = true_computed / T**2
         if abs(fraction - expected) < 5e-3:
             return None
         if abs(fraction - 100 * expected) < 0.05:
-            return "give the fraction as a number between 0 and 1, not a percentage"
-        return f"expected {true_computed}/{T * T} = {expected:.4f}, got {fraction}"
+            return tr("give the fraction as a number between 0 and 1, not a percentage")
+        return tr("expected {true_computed}/{T_T} = {expected:.4f}, got {fraction}").format(
+            true_computed=true_computed, T_T=T * T, expected=expected, fraction=fraction
+        )
 
     report.run("tiles computed", computed_case)
     report.run("tiles that need the mask", masked_case)
@@ -355,12 +374,14 @@ def check_how_long(naive_max_n: int, chunked_max_tokens: int) -> Report:
         if naive_max_n == expected:
             return None
         if naive_max_n == math.isqrt(memory // (8 * 4)):
-            return "the peak holds TWO n x n tensors per head-batch: the scores and the weights"
+            return tr("the peak holds TWO n x n tensors per head-batch: the scores and the weights")
         if naive_max_n == math.isqrt(memory // (2 * 8)):
-            return "each float32 takes 4 bytes"
+            return tr("each float32 takes 4 bytes")
         if naive_max_n == math.isqrt(24 * 10**9 // (2 * 8 * 4)):
-            return "24 GiB is 24 · 2³⁰ bytes, not 24 · 10⁹ (that would be 24 GB)"
-        return f"expected the largest n with 2 · 8 · n² · 4 bytes ≤ 24 GiB, {expected:,}; got {naive_max_n:,}"
+            return tr("24 GiB is 24 · 2³⁰ bytes, not 24 · 10⁹ (that would be 24 GB)")
+        return tr(
+            "expected the largest n with 2 · 8 · n² · 4 bytes ≤ 24 GiB, {expected:,}; got {got:,}"
+        ).format(expected=expected, got=naive_max_n)
 
     def chunked_case() -> str | None:
         expected = (memory - 16 * 2**20) // (4 * 8 * 64 * 4)
@@ -368,11 +389,11 @@ def check_how_long(naive_max_n: int, chunked_max_tokens: int) -> Report:
             return None
         in_gb = (24 * 10**9 - 16 * 2**20) // (4 * 8 * 64 * 4)
         if abs(chunked_max_tokens - in_gb) <= 0.02 * in_gb:
-            return "24 GiB is 24 · 2³⁰ bytes, not 24 · 10⁹ (that would be 24 GB)"
-        return (
-            f"four tensors of 8 x n x 64 floats of 4 bytes, plus 16 MiB of tiles: about {expected:,}; "
-            f"got {chunked_max_tokens:,}"
-        )
+            return tr("24 GiB is 24 · 2³⁰ bytes, not 24 · 10⁹ (that would be 24 GB)")
+        return tr(
+            "four tensors of 8 x n x 64 floats of 4 bytes, plus 16 MiB of tiles: about "
+            "{expected:,}; got {chunked_max_tokens:,}"
+        ).format(expected=expected, chunked_max_tokens=chunked_max_tokens)
 
     report.run("naive attention", naive_case)
     report.run("chunked attention (within 2%)", chunked_case)

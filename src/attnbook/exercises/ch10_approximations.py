@@ -20,6 +20,7 @@ from attnbook.attention import scaled_dot_product_attention
 from attnbook.efficient.linear import elu_feature_map, linear_attention
 from attnbook.exercises.cases import random_qkv
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 
 __all__ = ["check_linear_attention", "check_state_bytes", "check_window_layers"]
 
@@ -67,35 +68,36 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
                 return None
             phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
             if _close(out, phi_q @ (phi_k.T @ v), atol=1e-4):
-                return "divide by the normaliser phi(q) . sum_j phi(k_j)"
+                return tr("divide by the normaliser phi(q) . sum_j phi(k_j)")
             if _close(out, _factored(phi_q, phi_k, v, mean_normaliser=True), atol=1e-4):
-                return (
-                    "the normaliser is phi(q) . sum_j phi(k_j), a sum over the keys, not a mean: "
-                    "the weights must add up to 1"
+                return tr(
+                    "the normaliser is phi(q) . sum_j phi(k_j), a sum over the keys, not a mean: the "
+                    "weights must add up to 1"
                 )
             if _close(out, _factored(F.elu(q), F.elu(k), v), atol=1e-4):
-                return "the feature map is elu(x) + 1: without the + 1 it can be negative"
+                return tr("the feature map is elu(x) + 1: without the + 1 it can be negative")
             if _close(out, linear_attention(q / E**0.5, k, v), atol=1e-4):
-                return (
-                    "linear attention has no 1 / sqrt(E) scaling (that belongs to softmax "
-                    "attention): apply phi to the queries as they are"
+                return tr(
+                    "linear attention has no 1 / sqrt(E) scaling (that belongs to softmax attention): "
+                    "apply phi to the queries as they are"
                 )
             if _close(out, _factored(torch.exp(q), torch.exp(k), v), atol=1e-4):
-                return (
-                    "the feature map is elu(x) + 1, not exp(x) (exp(q) . exp(k) is not exp(q . k) "
-                    "either)"
+                return tr(
+                    "the feature map is elu(x) + 1, not exp(x) (exp(q) . exp(k) is not exp(q . k) either)"
                 )
             if _close(out, (q @ (k.T @ v)) / (q @ k.sum(0, keepdim=True).T), atol=1e-4):
-                return "apply the feature map phi(x) = elu(x) + 1 to queries and keys first"
+                return tr("apply the feature map phi(x) = elu(x) + 1 to queries and keys first")
             if _close(
                 out,
                 (F.relu(q) @ (F.relu(k).T @ v)) / (F.relu(q) @ F.relu(k).sum(0)[:, None]),
                 atol=1e-4,
             ):
-                return "the feature map is elu(x) + 1 (always positive), not relu"
+                return tr("the feature map is elu(x) + 1 (always positive), not relu")
             if _close(out, scaled_dot_product_attention(q, k, v)[0], atol=1e-4):
-                return "that is softmax attention; linear attention replaces exp(q . k) by phi(q) . phi(k)"
-            return "the output differs from phi(Q) (phi(K)^T V) / (phi(Q) phi(K)^T 1)"
+                return tr(
+                    "that is softmax attention; linear attention replaces exp(q . k) by phi(q) . phi(k)"
+                )
+            return tr("the output differs from phi(Q) (phi(K)^T V) / (phi(Q) phi(K)^T 1)")
 
         return case
 
@@ -103,7 +105,7 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
         # The quadratic form builds an (L, S) matrix, by a matrix product (counted FLOPs) or by
         # broadcasting (the largest tensor any operation makes); the linear form needs neither.
         if matches(2, 6, 9, 4, 3)() is not None:
-            return "cannot check the cost: the output is wrong already (see above)"
+            return tr("cannot check the cost: the output is wrong already (see above)")
         n = 1024
         q, k, v = random_qkv(5, n, n, 4, 4)
         with FlopCounterMode(display=False) as counter, _LargestTensor() as sizes:
@@ -111,18 +113,17 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
         if expect_tensor(out, (n, 4)) is not None or not _close(
             out, linear_attention(q, k, v), atol=1e-4
         ):
-            return "wrong on a long sequence"
+            return tr("wrong on a long sequence")
         if counter.get_total_flops() >= n * n:
-            return (
-                f"{counter.get_total_flops():,} FLOPs for L = S = {n}: an (L, S) matrix product is "
-                "still in there; compute phi(K)^T V and the normaliser phi(K)^T 1 first, then "
-                "multiply phi(Q) by them"
-            )
+            return tr(
+                "{value:,} FLOPs for L = S = {n}: an (L, S) matrix product is still in there; "
+                "compute phi(K)^T V and the normaliser phi(K)^T 1 first, then multiply phi(Q) by them"
+            ).format(value=counter.get_total_flops(), n=n)
         if sizes.largest >= n * n:
-            return (
-                f"an intermediate tensor has {sizes.largest:,} elements for L = S = {n}: an L x S "
+            return tr(
+                "an intermediate tensor has {sizes_largest:,} elements for L = S = {n}: an L x S "
                 "matrix built by broadcasting is still quadratic; sum over the keys first"
-            )
+            ).format(sizes_largest=sizes.largest, n=n)
         return None
 
     report.run("equals the library's linear attention", matches(2, 6, 9, 4, 3))
@@ -146,22 +147,26 @@ def check_state_bytes(kv_cache: int, state: int) -> Report:
         if kv_cache == true_cache:
             return None
         if kv_cache == true_cache // 2:
-            return (
+            return tr(
                 "half the expected: the cache keeps the keys AND the values (2 x n x d numbers), "
                 "each float32 taking 4 bytes; did you count one of them, or 2 bytes a number?"
             )
         if kv_cache == true_cache // size:
-            return "that is the number of floats; each float32 takes 4 bytes"
-        return f"expected 2 x {n} x {d} x 4 = {true_cache:,} bytes, got {kv_cache:,}"
+            return tr("that is the number of floats; each float32 takes 4 bytes")
+        return tr("expected 2 x {n} x {d} x 4 = {true_cache:,} bytes, got {kv_cache:,}").format(
+            n=n, d=d, true_cache=true_cache, kv_cache=kv_cache
+        )
 
     def state_case() -> str | None:
         if state == true_state:
             return None
         if state == d * d * size:
-            return "the normaliser z (d numbers) is part of the state too"
+            return tr("the normaliser z (d numbers) is part of the state too")
         if state == true_state // size:
-            return "that is the number of floats; each float32 takes 4 bytes"
-        return f"expected (64 x 64 + 64) x 4 = {true_state:,} bytes, got {state:,}"
+            return tr("that is the number of floats; each float32 takes 4 bytes")
+        return tr("expected (64 x 64 + 64) x 4 = {true_state:,} bytes, got {state:,}").format(
+            true_state=true_state, state=state
+        )
 
     report.run("KV cache bytes per head", cache_case)
     report.run("linear-attention state bytes per head", state_case)
@@ -180,20 +185,22 @@ def check_window_layers(reach: Callable[[int, int], int], layers_needed: int) ->
             if answer == layers * w:
                 continue
             if answer == w**layers:
-                return "the reach grows by w per layer (a sum), not by a factor w (a product)"
+                return tr("the reach grows by w per layer (a sum), not by a factor w (a product)")
             if answer == layers * (2 * w + 1):
-                return (
+                return tr(
                     "a window of half-width w moves information at most w positions back per layer"
                 )
             if answer == 2 * layers * w:
-                return (
-                    "2ℓw is the width of the receptive field, w to each side; the question is how "
-                    "far back information travels: w positions per layer"
+                return tr(
+                    "2ℓw is the width of the receptive field, w to each side; the question is how far "
+                    "back information travels: w positions per layer"
                 )
             if answer == layers * (w + 1):
-                return "the query's own position is not a step back: w positions per layer"
-            noun = "layer" if layers == 1 else "layers"
-            return f"for {layers} {noun} of w = {w} expected {layers * w}, got {answer}"
+                return tr("the query's own position is not a step back: w positions per layer")
+            noun = tr("layer") if layers == 1 else tr("layers")
+            return tr("for {layers} {noun} of w = {w} expected {layers_w}, got {answer}").format(
+                layers=layers, noun=noun, w=w, layers_w=layers * w, answer=answer
+            )
         return None
 
     def layers_case() -> str | None:
@@ -201,11 +208,13 @@ def check_window_layers(reach: Callable[[int, int], int], layers_needed: int) ->
         if layers_needed == expected:
             return None
         if layers_needed == math.ceil(16_384 / (2 * 128)):
-            return (
+            return tr(
                 "that counts 2w positions per layer, the receptive field's width; to reach a token "
-                f"16,384 positions back, information moves w = 128 per layer: {expected} layers"
-            )
-        return f"16,384 / 128 = {expected} layers; got {layers_needed}"
+                "16,384 positions back, information moves w = 128 per layer: {expected} layers"
+            ).format(expected=expected)
+        return tr("16,384 / 128 = {expected} layers; got {layers_needed}").format(
+            expected=expected, layers_needed=layers_needed
+        )
 
     report.run("ℓ layers reach ℓ · w positions", reach_case)
     report.run("layers of w = 128 for 16,384 tokens", layers_case)

@@ -16,6 +16,7 @@ from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 
 __all__ = ["check_attention_backward"]
 
@@ -44,17 +45,23 @@ def _mistake(inputs: tuple[Tensor, ...], answer: tuple[Tensor, ...]) -> str:
     close = lambda a, b: a.shape == b.shape and torch.allclose(a, b, atol=1e-4)  # noqa: E731
     no_d = p * dp
     if close(answer[0], scale * no_d @ k):
-        return "dS = P (dP - D): the term D_i = sum_k dO_ik O_ik, which the softmax subtracts, is missing"
+        return tr(
+            "dS = P (dP - D): the term D_i = sum_k dO_ik O_ik, which the softmax subtracts, is "
+            "missing"
+        )
     if close(answer[0], scale * (p * (dp - dp.sum(-1, keepdim=True))) @ k):
-        return "D_i is the P-weighted sum of dP's row, sum_j P_ij dP_ij (= sum_k dO_ik O_ik), not its plain sum"
+        return tr(
+            "D_i is the P-weighted sum of dP's row, sum_j P_ij dP_ij (= sum_k dO_ik O_ik), not "
+            "its plain sum"
+        )
     ds = p * (dp - (do * o).sum(-1, keepdim=True))
     if close(answer[0], ds @ k):
-        return "the scores were scaled by 1/√E, so dQ = (1/√E) dS K (and dK = (1/√E) dSᵀ Q)"
+        return tr("the scores were scaled by 1/√E, so dQ = (1/√E) dS K (and dK = (1/√E) dSᵀ Q)")
     if close(answer[1], scale * ds @ q):
-        return "dK = (1/√E) dSᵀ Q: transpose dS (keys index its columns)"
+        return tr("dK = (1/√E) dSᵀ Q: transpose dS (keys index its columns)")
     if close(answer[2], p @ do[: p.size(1)]) or close(answer[2], do.T @ p):
-        return "dV = Pᵀ dO, of shape (S, Ev)"
-    return "the gradients differ from autograd's"
+        return tr("dV = Pᵀ dO, of shape (S, Ev)")
+    return tr("the gradients differ from autograd's")
 
 
 def check_attention_backward(my_backward: Backward) -> Report:
@@ -66,7 +73,9 @@ def check_attention_backward(my_backward: Backward) -> Report:
             inputs, expected = _case(seed, L, S, E, Ev)
             answer = call(my_backward, *inputs)
             if not isinstance(answer, (tuple, list)) or len(answer) != 3:
-                return f"return a triple (d_query, d_key, d_value); got {type(answer).__name__}"
+                return tr("return a triple (d_query, d_key, d_value); got {answer_type}").format(
+                    answer_type=type(answer).__name__
+                )
             for name, a, b in zip(("d_query", "d_key", "d_value"), answer, expected):
                 problem = expect_tensor(a, b.shape, what=name)
                 if problem is not None:

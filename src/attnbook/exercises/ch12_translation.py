@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnbook.exercises.report import Report, call
+from attnbook.i18n import tr
 from attnbook.tasks.translation import number_to_chinese
 
 __all__ = ["check_number_to_chinese", "CASES"]
@@ -27,25 +28,29 @@ CASES: tuple[int, ...] = (
 def _diagnose(n: int, got: str, expected: str) -> str:
     """A sentence naming the learner's likely mistake for ``n``."""
     if "两" in got:
-        return (
-            f"got {got!r}; this book writes 二 everywhere, its simplification, though speech "
-            f"often says 两 before 千, 万 or 百 (expected {expected!r})"
-        )
+        return tr(
+            "got {got!r}; this book writes 二 everywhere, its simplification, though speech often "
+            "says 两 before 千, 万 or 百 (expected {expected!r})"
+        ).format(got=got, expected=expected)
     if got == "一" + expected:
-        return f"got {got!r}; a number that starts with ten drops the 一: {expected!r}"
+        return tr("got {got!r}; a number that starts with ten drops the 一: {expected!r}").format(
+            got=got, expected=expected
+        )
     if "一十" in expected and got == expected.replace("一十", "十"):
-        return f"got {got!r}; inside a number, ten keeps its 一: {expected!r}"
+        return tr("got {got!r}; inside a number, ten keeps its 一: {expected!r}").format(
+            got=got, expected=expected
+        )
     if got.count("零") < expected.count("零"):
-        return (
-            f"got {got!r}; zeros inside a number are read as one 零 per run (also before a "
-            f"group of four digits that starts with zeros): {expected!r}"
-        )
+        return tr(
+            "got {got!r}; zeros inside a number are read as one 零 per run (also before a group "
+            "of four digits that starts with zeros): {expected!r}"
+        ).format(got=got, expected=expected)
     if got.count("零") > expected.count("零"):
-        return (
-            f"got {got!r}; one 零 per run of zeros, and none for zeros at the end of a group: "
-            f"{expected!r}"
-        )
-    return f"expected {expected!r}, got {got!r}"
+        return tr(
+            "got {got!r}; one 零 per run of zeros, and none for zeros at the end of a group: "
+            "{expected!r}"
+        ).format(got=got, expected=expected)
+    return tr("expected {expected!r}, got {got!r}").format(expected=expected, got=got)
 
 
 def check_number_to_chinese(my_number_to_chinese: Callable[[int], str]) -> Report:
@@ -56,7 +61,9 @@ def check_number_to_chinese(my_number_to_chinese: Callable[[int], str]) -> Repor
         def run() -> str | None:
             got = call(my_number_to_chinese, n)
             if not isinstance(got, str):
-                return f"my_number_to_chinese must return a str; got {type(got).__name__}"
+                return tr("my_number_to_chinese must return a str; got {got_type}").format(
+                    got_type=type(got).__name__
+                )
             expected = number_to_chinese(n)
             return None if got == expected else _diagnose(n, got, expected)
 

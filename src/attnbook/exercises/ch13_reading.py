@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 from attnbook.tasks.stories import Story, last_place_rule, stories, supporting_share
 
 __all__ = ["check_last_place", "check_supporting_share"]
@@ -49,14 +50,16 @@ def check_last_place(my_last_place: Callable[[Story], str | None]) -> Report:
             if out == expected:
                 return None
             if expected is None:
-                return f"no sentence names a place, so the answer is None; got {out!r}"
+                return tr("no sentence names a place, so the answer is None; got {out!r}").format(
+                    out=out
+                )
             last = story.sentences[-1]
             if out in (last[-1], last[-2]):
-                return (
-                    f"you returned {out!r}, a word of the last sentence; a take sentence names an "
-                    "object, not a place: go back to the last sentence that names a place"
-                )
-            return f"expected {expected!r}, got {out!r}"
+                return tr(
+                    "you returned {out!r}, a word of the last sentence; a take sentence names an object, "
+                    "not a place: go back to the last sentence that names a place"
+                ).format(out=out)
+            return tr("expected {expected!r}, got {out!r}").format(expected=expected, out=out)
 
         return run
 
@@ -66,7 +69,9 @@ def check_last_place(my_last_place: Callable[[Story], str | None]) -> Report:
         "200 generated stories",
         lambda: next(
             (
-                f"on the story\n{s.text}\nexpected {last_place_rule(s)!r}, got {out!r}"
+                tr("on the story\n{s_text}\nexpected {last_place_rule_s!r}, got {out!r}").format(
+                    s_text=s.text, last_place_rule_s=last_place_rule(s), out=out
+                )
                 for s in stories(200, seed=13)
                 if (out := call(my_last_place, s)) != last_place_rule(s)
             ),
@@ -112,17 +117,19 @@ def check_supporting_share(
                 return None
             close = lambda other: torch.allclose(out, other, atol=ATOL)  # noqa: E731
             if close(supporting_share(weights, sentence, supporting[:, :1])):
-                return (
-                    "you counted the first supporting sentence only; a two-fact question has two "
-                    "(the second column, -1 when there is none)"
+                return tr(
+                    "you counted the first supporting sentence only; a two-fact question has two (the "
+                    "second column, -1 when there is none)"
                 )
             hit = (sentence[:, :, None] == supporting[:, None, :]).any(-1).float()  # (N, S)
             mean = (weights * hit).sum(-1) / hit.sum(-1).clamp_min(1)
             if close(mean):
-                return "you averaged the weights of the supporting tokens; the share is their SUM"
-            return (
-                f"expected {[round(x, 4) for x in expected.tolist()]}, "
-                f"got {[round(x, 4) for x in out.tolist()]}"
+                return tr(
+                    "you averaged the weights of the supporting tokens; the share is their SUM"
+                )
+            return tr("expected {value}, got {value2}").format(
+                value=[round(x, 4) for x in expected.tolist()],
+                value2=[round(x, 4) for x in out.tolist()],
             )
 
         return run
@@ -143,8 +150,10 @@ def check_supporting_share(
                 return None
             for hint, wrong in hints.items():
                 if abs(out.item() - wrong) < ATOL:
-                    return hint
-            return f"expected {expected}, got {out.tolist()}"
+                    return tr(hint)
+            return tr("expected {expected}, got {out_tolist}").format(
+                expected=expected, out_tolist=out.tolist()
+            )
 
         return run
 

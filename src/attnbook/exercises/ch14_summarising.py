@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnbook.exercises.report import Report, as_int, call
+from attnbook.i18n import tr
 from attnbook.tasks.summaries import STOPWORDS, central_sentence, paragraphs
 
 __all__ = ["check_central_sentence"]
@@ -40,24 +41,26 @@ def _scores(
 
 _VARIANTS = (  # (question, advice, variant of the score)
     (
-        "count the stop words too?",
-        "Leave STOPWORDS out: 'the' and '.' are shared by every sentence and say nothing about "
-        "the topic.",
+        ("count the stop words too?"),
+        (
+            "Leave STOPWORDS out: 'the' and '.' are shared by every sentence and say nothing "
+            "about the topic."
+        ),
         dict(stop=False),
     ),
     (
-        "compare a sentence with itself too?",
-        "Sum over the OTHER sentences only.",
+        ("compare a sentence with itself too?"),
+        ("Sum over the OTHER sentences only."),
         dict(self_too=True),
     ),
     (
-        "count repeated words more than once?",
-        "Count DISTINCT shared words (sets).",
+        ("count repeated words more than once?"),
+        ("Count DISTINCT shared words (sets)."),
         dict(distinct=False),
     ),
     (
-        "divide by the sentence's length?",
-        "Sum the shared words and do not normalise: a sentence that shares more is more central.",
+        ("divide by the sentence's length?"),
+        ("Sum the shared words and do not normalise: a sentence that shares more is more central."),
         dict(normalise=True),
     ),
 )
@@ -73,18 +76,19 @@ def _mistake(sentences: list[list[str]], answer: int) -> str:
             matches.append((question, advice))
     other_score = ""
     if matches:
-        questions = " Or did you ".join(q for q, _ in matches)
-        advice = " ".join(a for _, a in matches)
-        other_score = f"your answer matches another score: did you {questions} {advice}"
+        questions = tr(" Or did you ").join(tr(q) for q, _ in matches)
+        advice = " ".join(tr(a) for _, a in matches)
+        other_score = tr("your answer matches another score: did you {questions} {advice}").format(
+            questions=questions, advice=advice
+        )
     if scores[answer] == best:  # a tie is named first, the matching score after it
-        tie = "a tie: several sentences share the most words; return the EARLIEST of them"
+        tie = tr("a tie: several sentences share the most words; return the EARLIEST of them")
         return f"{tie} ({other_score})" if other_score else tie
     if other_score:
         return other_score
-    return (
-        f"sentence {answer} shares {scores[answer]:g} words with the others; "
-        f"the best shares {best:g}"
-    )
+    return tr(
+        "sentence {answer} shares {scores_answer:g} words with the others; the best shares {best:g}"
+    ).format(answer=answer, scores_answer=scores[answer], best=best)
 
 
 def check_central_sentence(my_central_sentence: Central) -> Report:
@@ -97,10 +101,14 @@ def check_central_sentence(my_central_sentence: Central) -> Report:
                 raw = call(my_central_sentence, [list(s) for s in p.sentences])
                 answer = as_int(raw)
                 if answer is None or not 0 <= answer < len(p.sentences):
-                    return f"return a sentence index in [0, {len(p.sentences)}); got {raw!r}"
+                    return tr(
+                        "return a sentence index in [0, {len_p_sentences}); got {raw!r}"
+                    ).format(len_p_sentences=len(p.sentences), raw=raw)
                 if answer != central_sentence(p.sentences):
                     text = " / ".join(" ".join(s) for s in p.sentences)
-                    return f"for the paragraph {text!r}: " + _mistake(p.sentences, answer)
+                    return tr("for the paragraph {text!r}: ").format(text=text) + _mistake(
+                        p.sentences, answer
+                    )
             return None
 
         return run
@@ -110,12 +118,12 @@ def check_central_sentence(my_central_sentence: Central) -> Report:
         raw = call(my_central_sentence, sentences)
         answer = as_int(raw)
         if answer is None:
-            return f"return a sentence index (an int); got {raw!r}"
+            return tr("return a sentence index (an int); got {raw!r}").format(raw=raw)
         if answer != 0:
-            return (
-                f"each sentence shares two words with the others; the earliest, 0, wins the "
-                f"tie; got {answer}"
-            )
+            return tr(
+                "each sentence shares two words with the others; the earliest, 0, wins the tie; got "
+                "{answer}"
+            ).format(answer=answer)
         return None
 
     def repeats() -> str | None:
@@ -125,9 +133,11 @@ def check_central_sentence(my_central_sentence: Central) -> Report:
         raw = call(my_central_sentence, sentences)
         answer = as_int(raw)
         if answer is None or not 0 <= answer < len(sentences):
-            return f"return a sentence index in [0, 4); got {raw!r}"
+            return tr("return a sentence index in [0, 4); got {raw!r}").format(raw=raw)
         if answer != 3:
-            return f"expected 3; got {answer}: " + _mistake(sentences, answer)
+            return tr("expected 3; got {answer}: ").format(answer=answer) + _mistake(
+                sentences, answer
+            )
         return None
 
     report.run("a three-way tie goes to the first sentence", tie)

@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 from attnbook.interp.rollout import attention_rollout
 from attnbook.models.vit import patchify
 
@@ -31,21 +32,21 @@ def _numbered(N: int, H: int, W: int) -> Tensor:
 def _patch_mistake(images: Tensor, p: int, out: Tensor) -> str | None:
     N, H, W = images.shape
     if torch.equal(out, images.reshape(N, -1, p * p)):
-        return (
-            "you reshaped without permuting: that cuts each image into strips of p*p "
-            "consecutive pixels, not p x p squares; reshape to (N, H/p, p, W/p, p), then permute "
-            "so that the two patch axes come before the two pixel axes"
+        return tr(
+            "you reshaped without permuting: that cuts each image into strips of p*p consecutive "
+            "pixels, not p x p squares; reshape to (N, H/p, p, W/p, p), then permute so that the "
+            "two patch axes come before the two pixel axes"
         )
     x = images.reshape(N, H // p, p, W // p, p)
     by_columns = x.permute(0, 3, 1, 2, 4).reshape(N, -1, p * p)
     if torch.equal(out, by_columns):
-        return (
+        return tr(
             "your patches go down the columns first; number them row by row: patch i * (W/p) + j "
             "is in patch row i, column j"
         )
     transposed = x.permute(0, 1, 3, 4, 2).reshape(N, -1, p * p)
     if torch.equal(out, transposed):
-        return "the pixels inside each patch are read column by column; flatten them row by row"
+        return tr("the pixels inside each patch are read column by column; flatten them row by row")
     return None
 
 
@@ -68,7 +69,9 @@ def check_patchify(my_patchify: Callable[[Tensor, int], Tensor]) -> Report:
             if mistake is not None:
                 return mistake
             first = expected[0, 1].tolist()
-            return f"patch 1 of the first image should be {first}; got {out[0, 1].tolist()}"
+            return tr("patch 1 of the first image should be {first}; got {out_0_1_tolist}").format(
+                first=first, out_0_1_tolist=out[0, 1].tolist()
+            )
 
         return run
 
@@ -106,40 +109,40 @@ def _rollout_mistake(weights: list[Tensor], out: Tensor) -> str | None:
     for m in mixed[1:]:
         wrong_order = wrong_order @ m
     if len(weights) > 1 and close(wrong_order):
-        return (
+        return tr(
             "the layers are multiplied in the wrong order: each new layer goes on the LEFT, "
             "rollout = mixed @ rollout, so that the result is A_L ... A_2 A_1"
         )
     if close(_product([w.mean(1) for w in weights])):
-        return "you left out the identity: mix each layer as 0.5 * mean weights + 0.5 * I"
+        return tr("you left out the identity: mix each layer as 0.5 * mean weights + 0.5 * I")
     if close(_product([0.5 * w.sum(1) + 0.5 * eye for w in weights])) or close(
         _product([0.5 * w[:, 0] + 0.5 * eye for w in weights])
     ):
-        return "average the weights over the heads (dim 1) before mixing with the identity"
+        return tr("average the weights over the heads (dim 1) before mixing with the identity")
     if close(_product([w.mean(1) + eye for w in weights])):
-        return (
-            "W + I has rows that sum to 2, and the product grows layer by layer; use "
-            "0.5 * W + 0.5 * I (or renormalise the rows)"
+        return tr(
+            "W + I has rows that sum to 2, and the product grows layer by layer; use 0.5 * W + "
+            "0.5 * I (or renormalise the rows)"
         )
     if close(_product([0.5 * w.max(1).values + 0.5 * eye for w in weights])):
-        return (
-            "you took the maximum over the heads: its rows no longer sum to 1; average the "
-            "heads (w.mean(1)) before mixing with the identity"
+        return tr(
+            "you took the maximum over the heads: its rows no longer sum to 1; average the heads "
+            "(w.mean(1)) before mixing with the identity"
         )
     per_head = _product([0.5 * w + 0.5 * eye for w in weights])  # (N, H, S, S)
     if len(weights) > 1 and close(per_head.mean(1)):
-        return (
-            "you rolled out each head separately and averaged at the end; average the heads "
-            "of each layer first, then multiply the layers"
+        return tr(
+            "you rolled out each head separately and averaged at the end; average the heads of "
+            "each layer first, then multiply the layers"
         )
     if len(weights) > 1 and close(0.5 * _product([w.mean(1) for w in weights]) + 0.5 * eye):
-        return (
+        return tr(
             "the identity was added once, after multiplying; it stands for the residual "
             "connection of every layer, so mix each layer as 0.5 * W + 0.5 * I before multiplying"
         )
     transposed = _product([0.5 * w.mean(1).transpose(-1, -2) + 0.5 * eye for w in weights])
     if close(transposed) or close(transposed.transpose(-1, -2)):
-        return (
+        return tr(
             "the weights are transposed: row i of a layer's weights (N, H, S, S) is what "
             "position i takes from every position; do not transpose them or the result"
         )
@@ -163,8 +166,10 @@ def check_rollout(my_rollout: Callable[[list[Tensor]], Tensor]) -> Report:
             if torch.allclose(out, expected, atol=ATOL):
                 return None
             return _rollout_mistake(weights, out) or (
-                f"the first image's row 0 should be {[round(x, 4) for x in expected[0, 0].tolist()]}; "
-                f"got {[round(x, 4) for x in out[0, 0].tolist()]}"
+                tr("the first image's row 0 should be {value}; got {value2}").format(
+                    value=[round(x, 4) for x in expected[0, 0].tolist()],
+                    value2=[round(x, 4) for x in out[0, 0].tolist()],
+                )
             )
 
         return run
@@ -176,7 +181,7 @@ def check_rollout(my_rollout: Callable[[list[Tensor]], Tensor]) -> Report:
         if problem is not None:
             return problem
         if not torch.allclose(out, torch.eye(4).expand(2, 4, 4), atol=ATOL):
-            return "when every token attends only to itself, rollout must be the identity"
+            return tr("when every token attends only to itself, rollout must be the identity")
         return None
 
     report.run("every token attends to itself: the identity", identity)

@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 from attnbook.exercises.report import Report, as_int, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 from attnbook.pretrained.bert import BertConfig, BertEncoder
 
 __all__ = [
@@ -44,41 +45,47 @@ def _count_mistake(answer: int, V: int, E: int, layers: int, F: int, P: int, T: 
     embeddings = (V + P + T) * E + 2 * E
     linear_biases = layers * (4 * E + F + E)
     if answer == right + E * E + E:
-        return (
-            "you added BERT's pooler (an E x E layer with its bias, for the [CLS] vector); "
-            "the encoder here, like all-MiniLM-L6-v2's file, has none"
+        return tr(
+            "you added BERT's pooler (an E x E layer with its bias, for the [CLS] vector); the "
+            "encoder here, like all-MiniLM-L6-v2's file, has none"
         )
     if answer == right - linear_biases:
-        return "the biases of the six linear layers per block are missing (4E + F + E per block)"
+        return tr(
+            "the biases of the six linear layers per block are missing (4E + F + E per block)"
+        )
     if answer == right - layers * norms - 2 * E:
-        return "the layer norms are missing: two per block and one after the embeddings, each 2E"
+        return tr(
+            "the layer norms are missing: two per block and one after the embeddings, each 2E"
+        )
     if answer == right - 2 * E:
-        return "the layer norm after the embeddings (2E) is missing"
+        return tr("the layer norm after the embeddings (2E) is missing")
     if answer == right - layers * norms:
-        return (
+        return tr(
             "4E per block is missing: either the two layer norms of each block (2E each: a "
             "weight and a bias) or the four attention biases (E each: query, key, value, output)"
         )
     if answer == right - layers * 2 * E:
-        return (
+        return tr(
             "one layer norm per block is missing (2E each): a post-LN block has two, one after "
             "the attention and one after the feed-forward"
         )
     if answer == right - (P + T) * E:
-        return "the learned positions (P x E) and the segment embedding (T x E) are missing"
+        return tr("the learned positions (P x E) and the segment embedding (T x E) are missing")
     if answer == right - T * E:
-        return "the segment (token type) embedding, T x E, is missing"
+        return tr("the segment (token type) embedding, T x E, is missing")
     if answer == right - P * E:
-        return "the learned position embedding, P x E, is missing"
+        return tr("the learned position embedding, P x E, is missing")
     if answer == right - embeddings:
-        return "you counted the blocks only; the embeddings (V + P + T) x E + 2E are missing"
+        return tr("you counted the blocks only; the embeddings (V + P + T) x E + 2E are missing")
     if answer == right - layers * (E * E + E):
-        return "the attention's output projection (E x E + E per block) is missing: 4E² + 4E, not 3"
+        return tr(
+            "the attention's output projection (E x E + E per block) is missing: 4E² + 4E, not 3"
+        )
     if answer == attention + ff + norms:
-        return "that is one block; multiply by num_layers and add the embeddings"
+        return tr("that is one block; multiply by num_layers and add the embeddings")
     if answer == right - layers * ff + layers * (2 * E * F):
-        return "the feed-forward biases (F + E per block) are missing"
-    return f"expected {right:,}, got {answer:,}"
+        return tr("the feed-forward biases (F + E per block) are missing")
+    return tr("expected {right:,}, got {answer:,}").format(right=right, answer=answer)
 
 
 def check_bert_param_count(bert_param_count: Callable[..., int]) -> Report:
@@ -92,7 +99,9 @@ def check_bert_param_count(bert_param_count: Callable[..., int]) -> Report:
             if answer is None and isinstance(given, float) and given.is_integer():
                 answer = int(given)  # 22565376.0 is the right number too
             if answer is None:
-                return f"return an integer; got {type(given).__name__} {given!r}"
+                return tr("return an integer; got {given_type} {given!r}").format(
+                    given_type=type(given).__name__, given=given
+                )
             if answer == _reference_count(V, E, layers, F, P, T):
                 return None
             return _count_mistake(answer, V, E, layers, F, P, T)
@@ -132,29 +141,37 @@ def _pool_mistake(out: Tensor, hidden: Tensor, mask: Tensor) -> str:
     real = mask.unsqueeze(-1).float()
     mean = (hidden * real).sum(1) / real.sum(1)
     if torch.allclose(out, normalize(hidden.mean(1), dim=-1), atol=ATOL):
-        return (
+        return tr(
             "you averaged over the padding too (hidden.mean(1)); multiply by the mask and divide "
             "by the number of real tokens"
         )
     if torch.allclose(out, mean, atol=ATOL):
-        return (
+        return tr(
             "the mean over real tokens is right, but not normalised: divide each row by its L2 norm"
         )
     if torch.allclose(
         out, normalize(normalize(hidden, dim=-1).mul(real).sum(1), dim=-1), atol=ATOL
     ):
-        return "you normalised each token before pooling; pool first, then normalise the mean"
+        return tr("you normalised each token before pooling; pool first, then normalise the mean")
     if torch.allclose(out, reference_mean_pool(hidden, 1 - mask), atol=ATOL):
-        return "you averaged over the padding only: attention_mask is 1 on REAL tokens (Hugging Face's convention)"
+        return tr(
+            "you averaged over the padding only: attention_mask is 1 on REAL tokens (Hugging "
+            "Face's convention)"
+        )
     if torch.allclose(out, normalize(mean, dim=0), atol=ATOL):
-        return (
+        return tr(
             "you normalised along the wrong dimension (dim=0, across sentences): each sentence's "
             "vector must have length 1, so normalise along the features, dim=-1"
         )
     if torch.allclose(out, normalize(hidden[:, 0], dim=-1), atol=ATOL):
-        return "that is the first ([CLS]) token's vector; this model's embedding is the MEAN over real tokens"
+        return tr(
+            "that is the first ([CLS]) token's vector; this model's embedding is the MEAN over "
+            "real tokens"
+        )
     expected = [round(x, 4) for x in reference_mean_pool(hidden, mask)[1].tolist()]
-    return f"expected row 1 to be {expected}, got {[round(x, 4) for x in out[1].tolist()]}"
+    return tr("expected row 1 to be {expected}, got {value}").format(
+        expected=expected, value=[round(x, 4) for x in out[1].tolist()]
+    )
 
 
 def check_mean_pool(my_mean_pool: Callable[[Tensor, Tensor], Tensor]) -> Report:
@@ -199,28 +216,34 @@ def _expected_tokens() -> list[str]:
 
 def _tokens_mistake(given: list[str], expected: list[str]) -> str:
     if given[:1] != ["[CLS]"] or given[-1:] != ["[SEP]"]:
-        return "the tokenizer adds [CLS] at the start and [SEP] at the end"
+        return tr("the tokenizer adds [CLS] at the start and [SEP] at the end")
     if any(t != t.lower() for t in given if t not in ("[CLS]", "[SEP]", "[UNK]")):
-        return "this model's tokenizer lower-cases everything first ('Old' -> 'old')"
+        return tr("this model's tokenizer lower-cases everything first ('Old' -> 'old')")
     if any(t in given for t in ("老", "张", "老张")):
-        return "老 and 张 are not in this English vocabulary: each Chinese character becomes [UNK]"
+        return tr(
+            "老 and 张 are not in this English vocabulary: each Chinese character becomes [UNK]"
+        )
     if given.count("[UNK]") == 1 and expected.count("[UNK]") == 2:
-        return "Chinese characters are split one by one, so 老张 is two tokens, each [UNK]"
+        return tr("Chinese characters are split one by one, so 老张 is two tokens, each [UNK]")
     if "interrogate" in given:
-        return (
+        return tr(
             "'interrogate' is not in the vocabulary either: word pieces are taken greedily, the "
             "longest vocabulary entry from the start of the word first ('inter'), then the rest"
         )
     if "interrogated" in given:
-        return "'interrogated' is not in the vocabulary: it is split into 'inter' and '##rogated'"
+        return tr(
+            "'interrogated' is not in the vocabulary: it is split into 'inter' and '##rogated'"
+        )
     if "rogated" in given:
-        return "a piece that continues a word is written with '##': '##rogated'"
+        return tr("a piece that continues a word is written with '##': '##rogated'")
     if any(t.endswith(("(", ")", ".")) and len(t) > 1 for t in given):
-        return "punctuation is split off as a token of its own: '(' , ')' and '.'"
+        return tr("punctuation is split off as a token of its own: '(' , ')' and '.'")
     for i, (g, e) in enumerate(zip(given, expected)):
         if g != e:
-            return f"token {i} differs: expected {e!r}, got {g!r}"
-    return f"expected {len(expected)} tokens, got {len(given)}"
+            return tr("token {i} differs: expected {e!r}, got {g!r}").format(i=i, e=e, g=g)
+    return tr("expected {len_expected} tokens, got {len_given}").format(
+        len_expected=len(expected), len_given=len(given)
+    )
 
 
 def check_predicted_tokens(tokens: list[str]) -> Report:
@@ -229,9 +252,13 @@ def check_predicted_tokens(tokens: list[str]) -> Report:
 
     def run() -> str | None:
         if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
-            return f"give a list of strings; got {type(tokens).__name__}"
+            return tr("give a list of strings; got {tokens_type}").format(
+                tokens_type=type(tokens).__name__
+            )
         expected = _expected_tokens()
         return None if list(tokens) == expected else _tokens_mistake(list(tokens), expected)
 
-    report.run(f"the word pieces of {PREDICT_SENTENCE!r}", run)
+    report.run(
+        tr("the word pieces of {PREDICT_SENTENCE!r}").format(PREDICT_SENTENCE=PREDICT_SENTENCE), run
+    )
     return report

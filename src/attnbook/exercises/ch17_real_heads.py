@@ -18,6 +18,7 @@ from torch import Tensor
 
 from attnbook.exercises.cases import random_attention
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 from attnbook.interp.roles import candidate_choice, hit_rate, offset_weight
 
 __all__ = ["check_previous_weight", "check_candidate_hits"]
@@ -45,9 +46,11 @@ def _previous_mistake(weights: Tensor, mask: Tensor, out: Tensor) -> str | None:
     real = mask.bool()
     close = lambda other: torch.allclose(out, other, atol=ATOL)  # noqa: E731
     if close(offset_weight([weights], mask, 1)[0]):
-        return "you measured the NEXT token (key i + 1); the previous token of query i is key i - 1"
+        return tr(
+            "you measured the NEXT token (key i + 1); the previous token of query i is key i - 1"
+        )
     if close(_previous_mean(weights, real)):
-        return (
+        return tr(
             "you count [CLS] as a query too: it has no previous token, so it cannot score; "
             "average over the real queries 1, 2, ... only"
         )
@@ -56,7 +59,7 @@ def _previous_mistake(weights: Tensor, mask: Tensor, out: Tensor) -> str | None:
     if close(_previous_mean(weights, everything)) or close(
         _previous_mean(weights, everything, True)
     ):
-        return (
+        return tr(
             "you average over padding queries too; their rows are not the model's: keep only "
             "queries where attention_mask is 1 (and whose previous token is real)"
         )
@@ -65,15 +68,15 @@ def _previous_mistake(weights: Tensor, mask: Tensor, out: Tensor) -> str | None:
     both_padding = inverted.clone()
     both_padding[:, 1:] &= ~real[:, :-1]  # a padding query whose previous token is padding too
     if close(_previous_mean(weights, inverted)) or close(_previous_mean(weights, both_padding)):
-        return (
+        return tr(
             "you read the mask the wrong way round and kept the padding queries only: "
-            "attention_mask is 1 on REAL tokens (Hugging Face's convention), not True on "
-            "padding like PyTorch's key_padding_mask"
+            "attention_mask is 1 on REAL tokens (Hugging Face's convention), not True on padding "
+            "like PyTorch's key_padding_mask"
         )
     queries = real.clone()
     queries[:, 0] = False
     if close(_previous_mean(weights, queries, per_sentence=True)):
-        return (
+        return tr(
             "you average per sentence first; this exercise takes one mean over all queries of "
             "all sentences (each query counts once)"
         )
@@ -96,8 +99,10 @@ def check_previous_weight(my_previous_weight: Callable[[Tensor, Tensor], Tensor]
                 return None
             mistake = _previous_mistake(weights, mask, out)
             return mistake or (
-                f"expected {[round(x, 4) for x in expected.tolist()]}, "
-                f"got {[round(x, 4) for x in out.tolist()]}"
+                tr("expected {value}, got {value2}").format(
+                    value=[round(x, 4) for x in expected.tolist()],
+                    value2=[round(x, 4) for x in out.tolist()],
+                )
             )
 
         return run
@@ -119,17 +124,16 @@ def check_previous_weight(my_previous_weight: Callable[[Tensor, Tensor], Tensor]
         if isinstance(flipped, Tensor) and torch.allclose(
             flipped.float(), torch.ones(1), atol=ATOL
         ):
-            return (
-                f"with no padding at all your function got {[round(x, 4) for x in out.tolist()]}, "
-                "and 1.0 when every token is marked 0: the mask is read the wrong way round; "
-                "attention_mask is 1 on REAL tokens, not True on padding like PyTorch's "
-                "key_padding_mask"
-            )
+            return tr(
+                "with no padding at all your function got {value}, and 1.0 when every token is "
+                "marked 0: the mask is read the wrong way round; attention_mask is 1 on REAL tokens, "
+                "not True on padding like PyTorch's key_padding_mask"
+            ).format(value=[round(x, 4) for x in out.tolist()])
         if not torch.allclose(out, torch.ones(1), atol=ATOL):
-            return (
-                "a head whose every row (but [CLS]'s) is one-hot on the previous token must "
-                f"score exactly 1.0; got {[round(x, 4) for x in out.tolist()]}"
-            )
+            return tr(
+                "a head whose every row (but [CLS]'s) is one-hot on the previous token must score "
+                "exactly 1.0; got {value}"
+            ).format(value=[round(x, 4) for x in out.tolist()])
         return None
 
     report.run("a pure previous-token head scores 1.0", exact)
@@ -180,41 +184,41 @@ def check_candidate_hits(my_candidate_hits: Callable[..., Tensor]) -> Report:
             n = torch.arange(len(pronoun))
             columns = weights.transpose(-1, -2)  # what the names give the pronoun
             if close(hit_rate(candidate_choice(columns[None], pronoun, candidates), antecedent)[0]):
-                return (
-                    "you read the pronoun's COLUMN (how much the names attend to the pronoun); "
-                    "the pronoun's row is weights[n, :, pronoun[n], :], the query's row"
+                return tr(
+                    "you read the pronoun's COLUMN (how much the names attend to the pronoun); the "
+                    "pronoun's row is weights[n, :, pronoun[n], :], the query's row"
                 )
             target = candidates[n, antecedent]  # (N,) the antecedent's position
             anywhere = weights[n, :, pronoun].argmax(-1) == target[:, None]  # (N, H)
             if close(anywhere.float().mean(0)):
-                return (
-                    "you took the argmax over the whole row: [CLS] or another token often wins; "
-                    "compare only the two names' weights"
+                return tr(
+                    "you took the argmax over the whole row: [CLS] or another token often wins; compare "
+                    "only the two names' weights"
                 )
             on_antecedent = weights[n, :, pronoun, target]  # (N, H)
             if close((on_antecedent > 0.5).float().mean(0)):
-                return (
-                    "you counted the sentences in which the antecedent gets more than half of the "
-                    "row; compare it with the OTHER name's weight, not with 0.5 ([CLS] often "
-                    "takes most of the row)"
+                return tr(
+                    "you counted the sentences in which the antecedent gets more than half of the row; "
+                    "compare it with the OTHER name's weight, not with 0.5 ([CLS] often takes most of "
+                    "the row)"
                 )
             if close(on_antecedent.mean(0)):
-                return (
+                return tr(
                     "that is the mean weight on the antecedent; the exercise asks for the share of "
                     "sentences in which the antecedent gets more weight than the other name"
                 )
             if close((choice[0] == 0).float().mean(0)):
-                return (
+                return tr(
                     "you counted how often the FIRST name wins; count how often the antecedent wins"
                 )
             if close(1 - expected):
-                return (
-                    "you counted the other name's wins: antecedent 0 means candidates[:, 0], "
-                    "1 means candidates[:, 1]"
+                return tr(
+                    "you counted the other name's wins: antecedent 0 means candidates[:, 0], 1 means "
+                    "candidates[:, 1]"
                 )
-            return (
-                f"expected {[round(x, 4) for x in expected.tolist()]}, "
-                f"got {[round(x, 4) for x in out.tolist()]}"
+            return tr("expected {value}, got {value2}").format(
+                value=[round(x, 4) for x in expected.tolist()],
+                value2=[round(x, 4) for x in out.tolist()],
             )
 
         return run

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 from attnbook.lab.model import IGNORE
 from attnbook.lab.tuning import distillation_loss, head_diversity_penalty
 
@@ -76,48 +77,49 @@ SOFT_HINTS = {
         "you left out the T² factor: softening by T shrinks the gradients by 1/T², and "
         "multiplying by T² gives them back their size (Hinton et al. 2015)"
     ),
-    "divided by T": "the factor is T², not T",
+    "divided by T": ("the factor is T², not T"),
     "with cross-entropy": (
         "you added the cross-entropy with the targets: this exercise asks for the soft term "
         "only (distillation_loss with alpha = 1)"
     ),
     "reversed": (
-        "your KL runs the wrong way: KL(student ‖ teacher). The teacher's distribution is the "
-        "target, so it weights the log-ratio: sum over classes of p_teacher · (log p_teacher - "
-        "log p_student). (F.kl_div(input, target) expects the STUDENT's log-probabilities as "
-        "input and the teacher's as target.)"
+        "your KL runs the wrong way: KL(student ‖ teacher). The teacher's distribution is "
+        "the target, so it weights the log-ratio: sum over classes of p_teacher · (log "
+        "p_teacher - log p_student). (F.kl_div(input, target) expects the STUDENT's "
+        "log-probabilities as input and the teacher's as target.)"
     ),
-    "teacher not softened": "divide the teacher's logits by T too, not only the student's",
-    "student not softened": "divide the student's logits by T too, not only the teacher's",
+    "teacher not softened": ("divide the teacher's logits by T too, not only the student's"),
+    "student not softened": ("divide the student's logits by T too, not only the teacher's"),
     "mean over classes": (
         "you averaged over the classes too (F.kl_div's reduction='mean' does that): sum over "
         "the classes, then average over the positions"
     ),
     "every position": (
         "you averaged over every position, the unscored ones too: keep only the positions "
-        f"whose target is not {IGNORE}"
+        "whose target is not {IGNORE}"
     ),
     "batchmean on (N, L, C)": (
-        "you applied F.kl_div(..., reduction='batchmean') to the (N, L, C) tensors: it sums over "
-        "every position, the unscored ones too, and divides by N only. Select the scored "
-        "positions first, (P, C), then 'batchmean' divides by P"
+        "you applied F.kl_div(..., reduction='batchmean') to the (N, L, C) tensors: it sums "
+        "over every position, the unscored ones too, and divides by N only. Select the "
+        "scored positions first, (P, C), then 'batchmean' divides by P"
     ),
     "divided by N": (
         "you summed over the scored positions and divided by N, the number of sequences: "
         "divide by the number of scored positions instead (a mean over them)"
     ),
     "summed over positions": (
-        "you summed over the scored positions: average over them instead, so the loss does not "
-        "grow with the number of answers"
+        "you summed over the scored positions: average over them instead, so the loss does "
+        "not grow with the number of answers"
     ),
     "soft cross-entropy": (
-        "you computed the cross-entropy with the teacher's distribution, not the KL: they differ "
-        "by the teacher's entropy, which is why a student equal to its teacher does not cost 0. "
-        "Use sum p_teacher · (log p_teacher - log p_student)"
+        "you computed the cross-entropy with the teacher's distribution, not the KL: they "
+        "differ by the teacher's entropy, which is why a student equal to its teacher does "
+        "not cost 0. Use sum p_teacher · (log p_teacher - log p_student)"
     ),
     "probabilities as log-target": (
-        "you passed the teacher's probabilities to F.kl_div with log_target=True, which expects "
-        "log-probabilities: pass log_softmax(teacher / T), or softmax with log_target=False"
+        "you passed the teacher's probabilities to F.kl_div with log_target=True, which "
+        "expects log-probabilities: pass log_softmax(teacher / T), or softmax with "
+        "log_target=False"
     ),
 }
 
@@ -139,8 +141,8 @@ def check_soft_loss(my_soft_loss: Callable[[Tensor, Tensor, Tensor, float], Tens
                 return None
             for name, value in _soft_variants(student, teacher, targets, T).items():
                 if abs(got - value) <= RTOL * max(1.0, abs(value)):
-                    return SOFT_HINTS[name]
-            return f"expected {expected:.5f}, got {got:.5f}"
+                    return tr(SOFT_HINTS[name]).format(IGNORE=IGNORE)
+            return tr("expected {expected:.5f}, got {got:.5f}").format(expected=expected, got=got)
 
         return run
 
@@ -156,27 +158,28 @@ def check_soft_loss(my_soft_loss: Callable[[Tensor, Tensor, Tensor, float], Tens
         scored = targets != IGNORE
         ce = float(F.cross_entropy(student[scored], targets[scored]))
         if abs(got - ce) <= RTOL * max(1.0, ce):
-            return (
-                f"a student equal to its teacher must cost 0; got {got:.5f}, the cross-entropy "
-                "with the targets: this term is the soft one only"
-            )
+            return tr(
+                "a student equal to its teacher must cost 0; got {got:.5f}, the cross-entropy with "
+                "the targets: this term is the soft one only"
+            ).format(got=got)
         variants = _soft_variants(student, student.clone(), targets, 2.0)
         for name in ("soft cross-entropy", "probabilities as log-target"):
             if abs(got - variants[name]) <= RTOL * max(1.0, abs(variants[name])):
-                return (
-                    f"a student equal to its teacher must cost 0; got {got:.5f}: "
-                    + SOFT_HINTS[name]
-                )
-        return (
-            f"a student equal to its teacher must cost 0; got {got:.5f}: the two "
-            "distributions must be the same, so soften both logits by the same T"
-        )
+                return tr("a student equal to its teacher must cost 0; got {got:.5f}: ").format(
+                    got=got
+                ) + tr(SOFT_HINTS[name]).format(IGNORE=IGNORE)
+        return tr(
+            "a student equal to its teacher must cost 0; got {got:.5f}: the two distributions "
+            "must be the same, so soften both logits by the same T"
+        ).format(got=got)
 
     def gradient() -> str | None:
         student, teacher, targets = _logits_case(4)
         out = call(my_soft_loss, student.requires_grad_(True), teacher, targets, 2.0)
         if not isinstance(out, Tensor) or not out.requires_grad:
-            return "the result carries no gradient: compute it with torch operations, not .item()"
+            return tr(
+                "the result carries no gradient: compute it with torch operations, not .item()"
+            )
         return None
 
     report.run("a student equal to its teacher costs 0", same_is_zero)
@@ -224,36 +227,38 @@ def _diversity_variants(w: Tensor) -> dict[str, float]:
 
 DIVERSITY_HINTS = {
     "over queries": (
-        "you normalised along the queries (dim -2); a row is one query's weights over the keys: "
-        "normalise along the last dimension"
+        "you normalised along the queries (dim -2); a row is one query's weights over the "
+        "keys: normalise along the last dimension"
     ),
     "diagonal": (
         "you included each head's similarity with itself (always 1); average over pairs of "
         "DIFFERENT heads only"
     ),
     "dot": (
-        "you used plain dot products; divide each row by its length first (cosine similarity), "
-        "or two sharp heads on different keys and two flat heads on the same keys score alike"
+        "you used plain dot products; divide each row by its length first (cosine "
+        "similarity), or two sharp heads on different keys and two flat heads on the same "
+        "keys score alike"
     ),
     "whole map": (
-        "you compared each head's whole (L, S) map as one vector; compare row by row (one query "
-        "at a time) and average the cosines"
+        "you compared each head's whole (L, S) map as one vector; compare row by row (one "
+        "query at a time) and average the cosines"
     ),
     "one minus": (
-        "you returned 1 - similarity (a distance): the penalty is the similarity itself, high "
-        "when heads look alike"
+        "you returned 1 - similarity (a distance): the penalty is the similarity itself, "
+        "high when heads look alike"
     ),
     "divided by H²": (
-        "you divided the sum over pairs of different heads by H², which counts the H pairs of a "
-        "head with itself too: divide by H · (H - 1), the number of pairs of different heads"
+        "you divided the sum over pairs of different heads by H², which counts the H pairs "
+        "of a head with itself too: divide by H · (H - 1), the number of pairs of different "
+        "heads"
     ),
     "summed over pairs": (
-        "you summed over the pairs of heads: average over them, so the penalty stays in [0, 1] "
-        "whatever the number of heads"
+        "you summed over the pairs of heads: average over them, so the penalty stays in [0, "
+        "1] whatever the number of heads"
     ),
     "summed over unordered pairs": (
-        "you summed over the pairs of heads: average over them, so the penalty stays in [0, 1] "
-        "whatever the number of heads"
+        "you summed over the pairs of heads: average over them, so the penalty stays in [0, "
+        "1] whatever the number of heads"
     ),
 }
 
@@ -265,7 +270,10 @@ def check_diversity(my_diversity: Callable[[Tensor], Tensor]) -> Report:
     def known() -> str | None:
         apart = F.one_hot(torch.tensor([[0, 1], [1, 0]]), 2).float()[None]  # (1, 2, 2, 2)
         same = F.one_hot(torch.tensor([[0, 1], [0, 1]]), 2).float()[None]
-        for maps, value, what in ((apart, 0.0, "never share a key"), (same, 1.0, "are copies")):
+        for maps, value, what in (
+            (apart, 0.0, tr("never share a key")),
+            (same, 1.0, tr("are copies")),
+        ):
             out = call(my_diversity, maps)
             problem = expect_tensor(out, (), what="my_diversity")
             if problem is not None:
@@ -273,9 +281,13 @@ def check_diversity(my_diversity: Callable[[Tensor], Tensor]) -> Report:
             got = float(out.detach())
             if abs(got - value) > 1e-5:
                 if abs(got - _diversity_variants(maps)["one minus"]) <= RTOL:
-                    hint = DIVERSITY_HINTS["one minus"]
-                    return f"two heads that {what} must score {value}; {hint}"
-                return f"two heads that {what} must score {value}; got {got:.4f}"
+                    hint = tr(DIVERSITY_HINTS["one minus"])
+                    return tr("two heads that {what} must score {value}; {hint}").format(
+                        what=what, value=value, hint=hint
+                    )
+                return tr("two heads that {what} must score {value}; got {got:.4f}").format(
+                    what=what, value=value, got=got
+                )
         return None
 
     def case(seed: int, H: int) -> Callable[[], str | None]:
@@ -290,8 +302,8 @@ def check_diversity(my_diversity: Callable[[Tensor], Tensor]) -> Report:
                 return None
             for name, value in _diversity_variants(w).items():
                 if abs(got - value) <= RTOL:
-                    return DIVERSITY_HINTS[name]
-            return f"expected {expected:.5f}, got {got:.5f}"
+                    return tr(DIVERSITY_HINTS[name])
+            return tr("expected {expected:.5f}, got {got:.5f}").format(expected=expected, got=got)
 
         return run
 

@@ -21,6 +21,7 @@ from attnbook.diagnose.ablation import dead_heads
 from attnbook.diagnose.heads import head_entropy
 from attnbook.exercises.cases import random_attention
 from attnbook.exercises.report import LearnerError, Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 
 __all__ = ["check_uniformity", "check_verdicts"]
 
@@ -28,8 +29,9 @@ ATOL = 1e-4
 
 
 _NAN = (
-    "your answer has nan: a weight of exactly 0 gives 0 * log 0 = 0 * (-inf) = nan; take the log "
-    "of weights.clamp_min(1e-12) (the weight in front is still 0, so the term is 0)"
+    "your answer has nan: a weight of exactly 0 gives 0 * log 0 = 0 * (-inf) = nan; take "
+    "the log of weights.clamp_min(1e-12) (the weight in front is still 0, so the term is "
+    "0)"
 )
 
 
@@ -55,20 +57,22 @@ def _uniformity_mistake(weights: Tensor, padding: Tensor, out: Tensor) -> str | 
     entropy = _entropy_rows(weights)
     real_keys = real.sum(-1).clamp_min(2).float()[:, None, None]  # (N, 1, 1)
     if close(_mean_over(entropy / math.log(L), real)):
-        return (
+        return tr(
             "you divided by log(L), the uniform entropy over ALL keys; padding keys get no "
             "weight, so divide by the log of the number of real keys of each sentence"
         )
     if close(_mean_over(entropy, real)):
-        return "that is the entropy in nats; divide each row's entropy by log(number of real keys)"
+        return tr(
+            "that is the entropy in nats; divide each row's entropy by log(number of real keys)"
+        )
     everything = torch.ones_like(real)
     if close(_mean_over(entropy / real_keys.log(), everything)):
-        return "you averaged over the padding queries too; keep only rows whose query is real"
+        return tr("you averaged over the padding queries too; keep only rows whose query is real")
     padding_keys = padding.sum(-1).clamp_min(2).float()[:, None, None]
     if close(_mean_over(entropy / real_keys.log(), padding)) or close(
         _mean_over(entropy / padding_keys.log(), padding)
     ):
-        return (
+        return tr(
             "you kept the padding rows only: key_padding_mask is True on PADDING (PyTorch's "
             "convention), so the real queries are ~key_padding_mask"
         )
@@ -76,7 +80,7 @@ def _uniformity_mistake(weights: Tensor, padding: Tensor, out: Tensor) -> str | 
         :, None
     ].float()  # (N, H)
     if close(per_sentence.mean(0)):
-        return "you averaged per sentence first; take one mean over all real queries"
+        return tr("you averaged per sentence first; take one mean over all real queries")
     return None
 
 
@@ -93,13 +97,15 @@ def check_uniformity(my_uniformity: Callable[[Tensor, Tensor], Tensor]) -> Repor
                 return problem
             out = out.float()
             if torch.isnan(out).any():
-                return _NAN
+                return tr(_NAN)
             expected = head_entropy([weights], padding, normalise=True)[0]
             if torch.allclose(out, expected, atol=ATOL):
                 return None
             return _uniformity_mistake(weights, padding, out) or (
-                f"expected {[round(x, 4) for x in expected.tolist()]}, "
-                f"got {[round(x, 4) for x in out.tolist()]}"
+                tr("expected {value}, got {value2}").format(
+                    value=[round(x, 4) for x in expected.tolist()],
+                    value2=[round(x, 4) for x in out.tolist()],
+                )
             )
 
         return run
@@ -115,12 +121,12 @@ def check_uniformity(my_uniformity: Callable[[Tensor, Tensor], Tensor]) -> Repor
         if problem is not None:
             return problem
         if torch.isnan(out.float()).any():
-            return _NAN
+            return tr(_NAN)
         if not torch.allclose(out.float(), torch.tensor([1.0, 0.0]), atol=ATOL):
-            return (
-                "a head uniform over the 4 real keys of 6 must score exactly 1.0 and a one-hot "
-                f"head 0.0; got {[round(x, 4) for x in out.float().tolist()]}"
-            )
+            return tr(
+                "a head uniform over the 4 real keys of 6 must score exactly 1.0 and a one-hot head "
+                "0.0; got {value}"
+            ).format(value=[round(x, 4) for x in out.float().tolist()])
         return None
 
     report.run("uniform over the real keys scores 1, one-hot 0", exact)
@@ -172,8 +178,8 @@ def _boundary_table() -> tuple[Tensor, dict]:
 
 
 _PAIR_ORDER = (
-    "each pair is stored once, with the lower (layer, head) first: pairs[(a, b)] with a < b. "
-    "Look a pair up in both orders, e.g. pairs.get((x, y), pairs.get((y, x)))"
+    "each pair is stored once, with the lower (layer, head) first: pairs[(a, b)] with a "
+    "< b. Look a pair up in both orders, e.g. pairs.get((x, y), pairs.get((y, x)))"
 )
 
 
@@ -188,44 +194,49 @@ def check_verdicts(my_verdicts: Callable[[Tensor, dict], dict]) -> Report:
                 out = call(my_verdicts, single, dict(pairs))
             except LearnerError as exc:
                 if isinstance(exc.__cause__, KeyError):
-                    return f"your function raised KeyError {exc.__cause__}: {_PAIR_ORDER}"
+                    return tr("your function raised KeyError {exc___cause}: {PAIR_ORDER}").format(
+                        exc___cause=exc.__cause__, PAIR_ORDER=tr(_PAIR_ORDER)
+                    )
                 raise
             if not isinstance(out, dict):
-                return f"my_verdicts must return a dict {{(layer, head): verdict}}; got {type(out).__name__}"
+                return tr(
+                    "my_verdicts must return a dict {{(layer, head): verdict}}; got {out_type}"
+                ).format(out_type=type(out).__name__)
             expected = dead_heads(single, {k: (v, 0.0) for k, v in pairs.items()})
             if set(out) != set(expected):
-                return f"expected a verdict for each of the heads {sorted(expected)}; got keys {sorted(out)}"
+                return tr(
+                    "expected a verdict for each of the heads {sorted_expected}; got keys {sorted_out}"
+                ).format(sorted_expected=sorted(expected), sorted_out=sorted(out))
             wrong = {h: (out[h], v) for h, v in expected.items() if out[h] != v}
             if not wrong:
                 return None
             if seed < 0:
-                return (
+                return tr(
                     "the thresholds include their ends: a head that costs exactly 0.005 alone is "
                     '"needed" (0.005 or more) and a pair that costs exactly 0.02 makes its heads '
-                    f"redundant (0.02 or more); use >= (wrong: {wrong})"
-                )
+                    "redundant (0.02 or more); use >= (wrong: {wrong})"
+                ).format(wrong=wrong)
             got = set(out.values())
             if "redundant" not in got and any(v == "redundant" for v in expected.values()):
-                return (
-                    "no head is redundant in your answer: a head that costs nothing alone is not "
-                    "dead until it also costs nothing with every other harmless head "
-                    f"(wrong: {wrong})"
-                )
+                return tr(
+                    "no head is redundant in your answer: a head that costs nothing alone is not dead "
+                    "until it also costs nothing with every other harmless head (wrong: {wrong})"
+                ).format(wrong=wrong)
             if all(out[h] == "redundant" for h, v in expected.items() if v == "dead"):
-                return (
-                    "you called harmless heads redundant because a pair of them with a NEEDED head "
-                    "costs a lot: that cost is the needed head's; only pairs of two harmless heads "
-                    f"tell redundancy (wrong: {wrong})"
-                )
+                return tr(
+                    "you called harmless heads redundant because a pair of them with a NEEDED head costs "
+                    "a lot: that cost is the needed head's; only pairs of two harmless heads tell "
+                    "redundancy (wrong: {wrong})"
+                ).format(wrong=wrong)
             excess = {
                 k: (v - float(single[k[0]]) - float(single[k[1]]), 0.0) for k, v in pairs.items()
             }
             if out == dead_heads(single, excess):
-                return (
-                    "you compared the EXCESS (cost together minus the two costs alone) with 0.02; "
-                    f"the rule compares the cost of the pair together (wrong: {wrong})"
-                )
-            return f"(your verdict, the right one) per head: {wrong}"
+                return tr(
+                    "you compared the EXCESS (cost together minus the two costs alone) with 0.02; the "
+                    "rule compares the cost of the pair together (wrong: {wrong})"
+                ).format(wrong=wrong)
+            return tr("(your verdict, the right one) per head: {wrong}").format(wrong=wrong)
 
         return run
 

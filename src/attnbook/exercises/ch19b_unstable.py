@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 from attnbook.lab.attention import rotate
 
 __all__ = ["check_largest_dot", "check_rotate"]
@@ -48,7 +49,7 @@ def check_largest_dot(largest_dot: Callable[[int, bool], float]) -> Report:
             try:
                 value = float(got)
             except (TypeError, ValueError):
-                return f"return a number; got {type(got).__name__}"
+                return tr("return a number; got {got_type}").format(got_type=type(got).__name__)
             expected = right(d, first)
             if math.isclose(value, expected, rel_tol=1e-5):
                 return None
@@ -58,22 +59,26 @@ def check_largest_dot(largest_dot: Callable[[int, bool], float]) -> Report:
                 except (TypeError, ValueError):
                     same = False
                 if same:
-                    return (
-                        "you gave 65504·sqrt(head_dim) whether or not the query is scaled "
-                        "first; when the scale multiplies after the product, q·k itself must "
-                        "fit in float16 — the scale comes too late to help"
+                    return tr(
+                        "you gave 65504·sqrt(head_dim) whether or not the query is scaled first; when the "
+                        "scale multiplies after the product, q·k itself must fit in float16 — the scale "
+                        "comes too late to help"
                     )
             for explanation, wrong in mistakes.items():
                 if math.isclose(value, wrong(d, first), rel_tol=1e-5):
-                    return explanation
-            return f"expected {expected:.6g}; got {value:.6g}"
+                    return tr(explanation)
+            return tr("expected {expected:.6g}; got {value:.6g}").format(
+                expected=expected, value=value
+            )
 
         return run
 
     for d in (16, 64):
         for first in (False, True):
-            where = "the query first" if first else "the product after"
-            report.run(f"head size {d}, scale on {where}", case(d, first))
+            where = tr("the query first") if first else tr("the product after")
+            report.run(
+                tr("head size {d}, scale on {where}").format(d=d, where=where), case(d, first)
+            )
     return report
 
 
@@ -86,9 +91,9 @@ def check_rotate(my_rotate: Callable[[Tensor], Tensor]) -> Report:
         L, D = x.shape[-2], x.shape[-1]
         close = lambda other: torch.allclose(out, other, atol=1e-5)  # noqa: E731
         if close(x):
-            return "nothing was rotated: position p turns pair i by the angle p·θ_i"
+            return tr("nothing was rotated: position p turns pair i by the angle p·θ_i")
         if close(rotate(x, start=1)):
-            return "positions count from 0 (the first row is not rotated); you started at 1"
+            return tr("positions count from 0 (the first row is not rotated); you started at 1")
         back = torch.stack(  # rotated the other way
             (
                 x[..., 0::2] * _cos(L, D) + x[..., 1::2] * _sin(L, D),
@@ -97,28 +102,28 @@ def check_rotate(my_rotate: Callable[[Tensor], Tensor]) -> Report:
             dim=-1,
         ).flatten(-2)
         if close(back):
-            return "the rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)"
+            return tr("the rotation turns the wrong way: (a, b) -> (a cos - b sin, a sin + b cos)")
         a, b = x[..., 0::2], x[..., 1::2]
         c, s = _cos(L, D), _sin(L, D)
         theta = 10000.0 ** (-torch.arange(0, D // 2, dtype=torch.float64) / D)  # base**(-i/D)
         if close(_turn(x, theta)):
-            return "θ_i = 10000**(-2i/D) for pair i; you used 10000**(-i/D)"
+            return tr("θ_i = 10000**(-2i/D) for pair i; you used 10000**(-i/D)")
         interleaved = torch.stack((a * c - b * s, a * s + b * c), dim=-1).flatten(-2)
         if close(interleaved.unflatten(-1, (D // 2, 2)).transpose(-2, -1).flatten(-2)):
-            return (
-                "the rotated values are right but in the wrong order: you concatenated all "
-                "the new first members, then all the second ones; interleave them so that "
-                "pair i lands back on features (2i, 2i+1) (torch.stack(..., dim=-1).flatten(-2))"
+            return tr(
+                "the rotated values are right but in the wrong order: you concatenated all the new "
+                "first members, then all the second ones; interleave them so that pair i lands back "
+                "on features (2i, 2i+1) (torch.stack(..., dim=-1).flatten(-2))"
             )
         half = D // 2
         a, b = x[..., :half], x[..., half:]
         if close(torch.cat((a * c - b * s, a * s + b * c), dim=-1)):
-            return (
-                "you paired feature i with i + D/2 (the layout of GPT-NeoX and many libraries); "
-                "this book's rotate() pairs neighbours (2i, 2i+1) — the same idea, a "
-                "different order of features"
+            return tr(
+                "you paired feature i with i + D/2 (the layout of GPT-NeoX and many libraries); this "
+                "book's rotate() pairs neighbours (2i, 2i+1) — the same idea, a different order of "
+                "features"
             )
-        return "the rotated features differ from rotate(x)"
+        return tr("the rotated features differ from rotate(x)")
 
     def case(shape: tuple[int, ...]) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -168,8 +173,10 @@ def _relative(my_rotate: Callable[[Tensor], Tensor]) -> str | None:
     rows = call(my_rotate, torch.cat([q] * 6))  # (6, 8): q at positions 0..5
     keys = call(my_rotate, torch.cat([k] * 6))
     if not isinstance(rows, Tensor) or rows.shape != (6, 8):
-        return "my_rotate must return a (6, 8) tensor for a (6, 8) input"
+        return tr("my_rotate must return a (6, 8) tensor for a (6, 8) input")
     scores = [float(rows[i] @ keys[i - 2]) for i in range(2, 6)]  # distance 2 each time
     if max(scores) - min(scores) > 1e-4:
-        return f"q·k at distance 2 changes with the position: {[round(s, 4) for s in scores]}"
+        return tr("q·k at distance 2 changes with the position: {value}").format(
+            value=[round(s, 4) for s in scores]
+        )
     return None

@@ -18,6 +18,7 @@ from torch import Tensor
 
 from attnbook.efficient.linear import elu_feature_map, linear_attention
 from attnbook.exercises.report import Report, as_int, call, changed_inputs, expect_tensor
+from attnbook.i18n import tr
 from attnbook.lab.decoding import kv_cache_bytes
 
 __all__ = ["check_cache_bytes", "check_linear_step"]
@@ -34,26 +35,30 @@ def _cache_mistake(answer: int, layers: int, H: int, K: int, D: int, L: int, N: 
     right = kv_cache_bytes(layers, K, D, L, N, b)
     # (the wrong answer, what the mistake is); several can give the same number
     slips = [
-        (right // 2, "the cache holds the keys AND the values (a factor 2)"),
+        (right // 2, tr("the cache holds the keys AND the values (a factor 2)")),
         (
             kv_cache_bytes(layers, H, D, L, N, b) if K != H else None,
-            f"only the {K} key/value head(s) are cached, not all {H} query heads, nor {K} times the "
-            f"group size H/K = {H // K} (the query heads of a group share them)",
+            tr(
+                "only the {K} key/value head(s) are cached, not all {H} query heads, nor {K} times "
+                "the group size H/K = {H_K} (the query heads of a group share them)"
+            ).format(K=K, H=H, H_K=H // K),
         ),
-        (right // K if K != 1 else None, "multiply by the number of key/value heads too"),
-        (right // b, "multiply the number of values by the bytes per value"),
-        (right // b * 4 if b != 4 else None, f"{b} bytes per value here, not 4"),
-        (right // layers, "every layer has its own cache: multiply by the number of layers"),
+        (right // K if K != 1 else None, tr("multiply by the number of key/value heads too")),
+        (right // b, tr("multiply the number of values by the bytes per value")),
+        (right // b * 4 if b != 4 else None, tr("{b} bytes per value here, not 4").format(b=b)),
+        (right // layers, tr("every layer has its own cache: multiply by the number of layers")),
         (
             right // N if N != 1 else None,
-            "every sequence of the batch has its own cache: multiply by the batch",
+            tr("every sequence of the batch has its own cache: multiply by the batch"),
         ),
-        (right // D, "each cached key and value has head_dim numbers"),
+        (right // D, tr("each cached key and value has head_dim numbers")),
     ]
     found = [why for wrong, why in slips if wrong == answer]
     if found:
-        return f"expected {right:,}, got {answer:,}: " + "; or ".join(found)
-    return f"expected {right:,} bytes, got {answer:,}"
+        return tr("expected {right:,}, got {answer:,}: ").format(
+            right=right, answer=answer
+        ) + "; or ".join(found)
+    return tr("expected {right:,} bytes, got {answer:,}").format(right=right, answer=answer)
 
 
 def check_cache_bytes(cache_bytes: Callable[..., int]) -> Report:
@@ -65,7 +70,7 @@ def check_cache_bytes(cache_bytes: Callable[..., int]) -> Report:
         def run() -> str | None:
             answer = as_int(call(cache_bytes, *args))
             if answer is None:
-                return "return a whole number of bytes (an int)"
+                return tr("return a whole number of bytes (an int)")
             layers, H, K, D, L, N, b = args
             if answer == kv_cache_bytes(layers, K, D, L, N, b):
                 return None
@@ -95,29 +100,29 @@ def _step_mistake(out: Tensor, state: Tensor, z: Tensor, args: tuple[Tensor, ...
     phi_q = elu_feature_map(q)
     right_out, right_state, right_z = _reference(*args)
     if close(out, (phi_q @ s0) / (phi_q @ z0 + 1e-6)):
-        return (
+        return tr(
             "the output uses the state BEFORE the new key and value are added: a causal query "
             "sees its own position too; update the state first"
         )
     if close(out, phi_q @ right_state):
-        return "divide by the normaliser phi(q) . z, or the weights do not add up to 1"
+        return tr("divide by the normaliser phi(q) . z, or the weights do not add up to 1")
     if close(state, s0 + k[:, None] * v[None, :]) or close(z, z0 + k):
-        return "apply the feature map to the key before adding it: phi(k) = elu(k) + 1"
+        return tr("apply the feature map to the key before adding it: phi(k) = elu(k) + 1")
     if close(out, (q @ right_state) / (q @ right_z + 1e-6)):
-        return "apply the feature map to the query too: phi(q) = elu(q) + 1"
+        return tr("apply the feature map to the query too: phi(q) = elu(q) + 1")
     if close(
         out,
         (F.elu(q) @ (s0 + F.elu(k)[:, None] * v[None, :])) / (F.elu(q) @ (z0 + F.elu(k)) + 1e-6),
     ):
-        return "the feature map is elu(x) + 1; without the + 1 it can be negative"
+        return tr("the feature map is elu(x) + 1; without the + 1 it can be negative")
     if not close(state, right_state):
-        return (
+        return tr(
             "the new state should be state + phi(k) v^T, an (E, Ev) outer product, with the "
             "feature map phi(x) = elu(x) + 1"
         )
     if not close(z, right_z):
-        return "the new normaliser should be z + phi(k), with phi(x) = elu(x) + 1"
-    return (
+        return tr("the new normaliser should be z + phi(k), with phi(x) = elu(x) + 1")
+    return tr(
         "the output should be phi(q) . S / (phi(q) . z), with S and z after the update and "
         "phi(x) = elu(x) + 1"
     )
@@ -140,7 +145,7 @@ def check_linear_step(linear_step: Callable[..., tuple[Tensor, Tensor, Tensor]])
             args = (s0, z0, q[3], k[3], v[3])
             result = call(linear_step, *args)
             if not isinstance(result, tuple) or len(result) != 3:
-                return "return three things: (output, new state, new z)"
+                return tr("return three things: (output, new state, new z)")
             out, state, z = result
             for name, got, shape in (
                 ("output", out, (Ev,)),
@@ -170,7 +175,10 @@ def check_linear_step(linear_step: Callable[..., tuple[Tensor, Tensor, Tensor]])
             torch.stack(outputs), linear_attention(q, k, v, is_causal=True), atol=1e-4, rtol=1e-4
         ):
             return None
-        return "run from a zero state over 12 positions, the outputs differ from causal linear attention"
+        return tr(
+            "run from a zero state over 12 positions, the outputs differ from causal linear "
+            "attention"
+        )
 
     report.run("one step, E = 4, Ev = 6", one_step(1, 4, 6))
     report.run("one step, E = 8, Ev = 2", one_step(2, 8, 2))

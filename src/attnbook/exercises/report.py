@@ -22,6 +22,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from attnbook.i18n import tr
+
 __all__ = ["Report", "LearnerError", "as_int", "call", "changed_inputs", "expect_tensor", "fresh"]
 
 
@@ -77,10 +79,10 @@ def changed_inputs(fn: Callable[..., Any], names: Sequence[str], *args: Any) -> 
 
     changed = [name for name, a, b in zip(names, args, copies) if not same(a, b)]
     if changed:
-        return (
-            f"your function changed its input {', '.join(changed)} in place (for example with "
-            "x /= ... or x[...] = ...); compute a new tensor instead, the caller may still need it"
-        )
+        return tr(
+            "your function changed its input {names} in place (for example with x /= ... or "
+            "x[...] = ...); compute a new tensor instead, the caller may still need it"
+        ).format(names=", ".join(changed))
     return None
 
 
@@ -96,16 +98,22 @@ def expect_tensor(
     if not isinstance(result, Tensor):
         if isinstance(result, (tuple, list)):
             kinds = ", ".join(type(r).__name__ for r in result)
-            return f"{what} must return one tensor of shape {expected}; got a {type(result).__name__} ({kinds})"
-        return f"{what} must return a tensor of shape {expected}; got {type(result).__name__}"
-    if tuple(result.shape) != expected:
-        scalar = " (a scalar: reduce with .mean())" if expected == () else ""
-        return f"{what} must return shape {expected}{scalar}; got {tuple(result.shape)}"
-    if dtype is not None and result.dtype != dtype:
-        return (
-            f"{what} must return {dtype}, the dtype of its inputs; got {result.dtype} (a tensor "
-            "made with torch.tensor(...) or an integer division can change it)"
+            return tr(
+                "{what} must return one tensor of shape {expected}; got a {kind} ({kinds})"
+            ).format(what=tr(what), expected=expected, kind=type(result).__name__, kinds=kinds)
+        return tr("{what} must return a tensor of shape {expected}; got {kind}").format(
+            what=tr(what), expected=expected, kind=type(result).__name__
         )
+    if tuple(result.shape) != expected:
+        scalar = tr(" (a scalar: reduce with .mean())") if expected == () else ""
+        return tr("{what} must return shape {expected}{scalar}; got {shape}").format(
+            what=tr(what), expected=expected, scalar=scalar, shape=tuple(result.shape)
+        )
+    if dtype is not None and result.dtype != dtype:
+        return tr(
+            "{what} must return {dtype}, the dtype of its inputs; got {got} (a tensor made with "
+            "torch.tensor(...) or an integer division can change it)"
+        ).format(what=tr(what), dtype=dtype, got=result.dtype)
     return None
 
 
@@ -131,7 +139,7 @@ class Report:
         return bool(self.lines) and all(ok for ok, _ in self.lines)
 
     def check(self, ok: bool, message: str) -> bool:
-        self.lines.append((bool(ok), message))
+        self.lines.append((bool(ok), tr(message)))
         return bool(ok)
 
     def run(self, description: str, case: Callable[[], str | None]) -> bool:
@@ -139,17 +147,22 @@ class Report:
         try:
             problem = case()
         except LearnerError as exc:
-            problem = f"your function raised {exc}"
+            problem = tr("your function raised {error}").format(error=exc)
         except Exception as exc:  # a checker must report, never crash
-            problem = (
-                f"the checker could not use your answer ({type(exc).__name__}: {exc}); "
-                "check that it returns what the exercise asks for"
+            problem = tr(
+                "the checker could not use your answer ({kind}: {error}); check that it returns "
+                "what the exercise asks for"
+            ).format(kind=type(exc).__name__, error=exc)
+        description = tr(description)
+        if problem is not None:
+            description = tr("{description}: {problem}").format(
+                description=description, problem=problem
             )
-        message = description if problem is None else f"{description}: {problem}"
-        return self.check(problem is None, message)
+        return self.check(problem is None, description)
 
     def __str__(self) -> str:
-        head = f"{self.exercise}: {'all checks passed' if self.passed else 'not yet'}"
+        verdict = tr("all checks passed") if self.passed else tr("not yet")
+        head = tr("{exercise}: {verdict}").format(exercise=tr(self.exercise), verdict=verdict)
         body = [f"  {'✓' if ok else '✗'} {message}" for ok, message in self.lines]
         return "\n".join([head, *body])
 

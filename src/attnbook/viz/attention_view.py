@@ -14,7 +14,8 @@ which the live panel (:mod:`attnbook.viz.live`) calls too. The data::
 
     {"id": element id, "description": label of the sentence selector,
      "layers": [layer names], "heads": [head names], "colors": [one CSS colour per head],
-     "row": ROW_PX, "sentences": [{"label": str, "title": str, "queries": [L tokens],
+     "row": ROW_PX, "text": {key: the view's words in its language (VIEW_TEXT)},
+     "sentences": [{"label": str, "title": str, "queries": [L tokens],
      "keys": [S tokens], "query": default query index, "weights": (layers, H, L, S) lists}]}
 
 Shape legend: H heads, L queries, S keys.
@@ -29,13 +30,56 @@ from decimal import ROUND_HALF_UP, Decimal
 import torch
 from torch import Tensor
 
+from attnbook.i18n import tr
 from attnbook.viz.heads import HEAD_COLORS
 from attnbook.viz.web import HTMLView, element_id, view_html
 
-__all__ = ["attention_view", "attention_views", "peak", "summary", "HEAD_COLORS", "ROW_PX"]
+__all__ = [
+    "attention_view",
+    "attention_views",
+    "peak",
+    "summary",
+    "HEAD_COLORS",
+    "ROW_PX",
+    "VIEW_TEXT",
+    "view_text",
+]
 
 #: Height of one token row in CSS pixels (the script's ``row``; attnview.css's ``--attnbook-row``).
 ROW_PX = 24
+
+#: The view's words, in English; the data carries them in the view's language (``{name}``
+#: fields are filled in by Python here and by the script in the browser).
+VIEW_TEXT = {
+    "sentence": "sentence",
+    "all": "all",
+    "all heads": "all heads",
+    "mean": "mean {value}",
+    "evenly": "spreads its weight evenly over all {n} keys ({value} each)",
+    "most": "attends most to {listed} ({value})",
+    "most, tied": "attends most to {listed} ({value} each)",
+    "quoted": "'{token}'",
+    "list": "{first} and {last}",
+    "list sep": ", ",
+    "per head": "{name} {peak}",
+    "sep": "; ",
+    "status": "{layer}, {head}: '{query}' {peak}",
+    "lines": "attention lines of {layer} from the query '{query}' to the keys; per head: {tops}",
+    "download": "download the drawing as {kind}",
+    "query button": "query {i}: {token}",
+    "lines label": "attention lines",
+    "summary": "In {layer}, for the query '{query}': {parts}.",
+    "queries and keys": "queries: {queries}; keys: {keys}",
+    "note": (
+        "A view of attention that responds to the pointer where scripts run (the book's site, "
+        "a trusted notebook); here, the default query's strongest keys."
+    ),
+}
+
+
+def view_text(lang: str | None = None) -> dict[str, str]:
+    """:data:`VIEW_TEXT` in ``lang`` (default: the current language)."""
+    return {key: tr(text, lang) for key, text in VIEW_TEXT.items()}
 
 
 def _fixed(x: float, digits: int) -> str:
@@ -113,9 +157,10 @@ def _sentence(label: str, spec: Mapping) -> dict:
     }
 
 
-def _names(names: Sequence[str] | None, n: int, what: str) -> list[str]:
+def _names(names: Sequence[str] | None, n: int, what: str, lang: str | None) -> list[str]:
     if names is None:
-        return [f"{what} {i}" for i in range(n)]
+        template = tr("layer {layer}" if what == "layer" else "head {h}", lang)
+        return [template.format(layer=i, h=i) for i in range(n)]
     names = [str(x) for x in names]
     if len(names) != n:
         raise ValueError(f"{what}_names has {len(names)} entries; the weights have {n} {what}s")
@@ -128,6 +173,7 @@ def attention_views(
     layer_names: Sequence[str] | None = None,
     head_names: Sequence[str] | None = None,
     description: str = "sentence",
+    lang: str | None = None,
 ) -> HTMLView:
     """Several sentences' attention in one view, with a selector for the sentence.
 
@@ -138,6 +184,7 @@ def attention_views(
         layer_names: names shown on the layer buttons (default ``"layer 0"``, ``"layer 1"``, ...).
         head_names: names shown on the head buttons (default ``"head 0"``, ``"head 1"``, ...).
         description: label of the sentence selector.
+        lang: the language of the view's words ("en" or "zh"; default: the current language).
     """
     if not sentences:
         raise ValueError("attention_views needs at least one sentence")
@@ -150,24 +197,25 @@ def attention_views(
                 f"{len(d['weights'][0])} heads, sentence {data[0]['label']!r} has {n_layers} x "
                 f"{n_heads}: the layer and head buttons are shared"
             )
-    layers = _names(layer_names, n_layers, "layer")
-    heads = _names(head_names, n_heads, "head")
+    layers = _names(layer_names, n_layers, "layer", lang)
+    heads = _names(head_names, n_heads, "head", lang)
+    text = view_text(lang)
     colors = [HEAD_COLORS[h % len(HEAD_COLORS)] for h in range(n_heads)]
     uid = element_id("attention", [(d["label"], d["queries"], d["keys"]) for d in data])
     view = {
         "id": uid,
-        "description": str(description),
+        "description": tr(str(description), lang),
         "layers": layers,
         "heads": heads,
         "colors": colors,
         "row": ROW_PX,
+        "text": text,
         "sentences": data,
     }
-    body = "".join(_fallback(d, layers[0], heads, many=len(data) > 1) for d in data)
+    body = "".join(_fallback(d, layers[0], heads, text, many=len(data) > 1) for d in data)
     body = (
-        '<div class="attnbook-fallback"><p class="attnbook-note">A view of attention that '
-        "responds to the pointer where scripts run (the book's site, a trusted notebook); "
-        f"here, the default query's strongest keys.</p>{body}</div>"
+        f'<div class="attnbook-fallback"><p class="attnbook-note">{html.escape(text["note"], quote=False)}</p>'
+        f"{body}</div>"
     )
     count = f"{len(data)} sentence{'s' if len(data) != 1 else ''}"
     return HTMLView(
@@ -186,6 +234,7 @@ def attention_view(
     title: str = "",
     layer_names: Sequence[str] | None = None,
     head_names: Sequence[str] | None = None,
+    lang: str | None = None,
 ) -> HTMLView:
     """The attention of one sentence: point at a query token to see where each head looks.
 
@@ -198,13 +247,14 @@ def attention_view(
         title: a line above the tokens.
         layer_names: names shown on the layer buttons (default ``"layer 0"``, ``"layer 1"``, ...).
         head_names: names shown on the head buttons (default ``"head 0"``, ``"head 1"``, ...).
+        lang: the language of the view's words ("en" or "zh"; default: the current language).
 
     Raises:
         ValueError: weights not 3-D/4-D or layers of different shapes; a token count that is
             not L (or S); ``query`` outside [0, L); names of the wrong length.
     """
     spec = dict(weights=weights, tokens=tokens, key_tokens=key_tokens, query=query, title=title)
-    return attention_views({title: spec}, layer_names=layer_names, head_names=head_names)
+    return attention_views({title: spec}, layer_names=layer_names, head_names=head_names, lang=lang)
 
 
 def _text(tokens: Sequence[str]) -> str:
@@ -213,38 +263,53 @@ def _text(tokens: Sequence[str]) -> str:
     return ("" if cjk else " ").join(tokens)
 
 
-def peak(row: Sequence[float], keys: Sequence[str]) -> str:
+def peak(row: Sequence[float], keys: Sequence[str], text: Mapping[str, str] | None = None) -> str:
     """Where one row of weights peaks, as shown (2 decimals): ``attends most to 'Mary' (0.83)``,
     every key that ties with the largest named (``'Zhang', 'Mary' and 'he' (0.21 each)``), or
     ``spreads its weight evenly over all 9 keys (0.11 each)``. The view's script uses the same
-    rule for its status line."""
+    rule for its status line. ``text``: the view's words (:func:`view_text`; default English)."""
+    t = text or VIEW_TEXT
     shown = [_fixed(x, 2) for x in row]
     best = max(shown, key=float)
-    tied = [f"'{k}'" for k, x in zip(keys, shown) if x == best]
+    tied = [t["quoted"].format(token=k) for k, x in zip(keys, shown) if x == best]
     if len(tied) == len(keys) > 1:
-        return f"spreads its weight evenly over all {len(keys)} keys ({best} each)"
-    listed = tied[0] if len(tied) == 1 else ", ".join(tied[:-1]) + " and " + tied[-1]
-    return f"attends most to {listed} ({best}{' each' if len(tied) > 1 else ''})"
+        return t["evenly"].format(n=len(keys), value=best)
+    if len(tied) == 1:
+        return t["most"].format(listed=tied[0], value=best)
+    listed = t["list"].format(first=t["list sep"].join(tied[:-1]), last=tied[-1])
+    return t["most, tied"].format(listed=listed, value=best)
 
 
-def summary(d: dict, layer: int, layer_name: str, heads: Sequence[str]) -> str:
+def summary(
+    d: dict,
+    layer: int,
+    layer_name: str,
+    heads: Sequence[str],
+    text: Mapping[str, str] | None = None,
+) -> str:
     """The fallback's sentence: where the default query attends in every head, e.g.
     ``In layer 0, for the query 'she': head 0 attends most to 'Mary' (0.83); head 1 attends most
     to 'Tom' (0.51).`` (:func:`peak`; weights to 2 decimals, ties away from zero as the script's
     ``toFixed``)."""
+    t = text or VIEW_TEXT
     q = d["query"]
-    parts = [f"{name} {peak(d['weights'][layer][h][q], d['keys'])}" for h, name in enumerate(heads)]
-    return f"In {layer_name}, for the query '{d['queries'][q]}': " + "; ".join(parts) + "."
+    parts = [
+        t["per head"].format(name=name, peak=peak(d["weights"][layer][h][q], d["keys"], t))
+        for h, name in enumerate(heads)
+    ]
+    return t["summary"].format(layer=layer_name, query=d["queries"][q], parts=t["sep"].join(parts))
 
 
-def _fallback(d: dict, layer_name: str, heads: Sequence[str], *, many: bool) -> str:
+def _fallback(
+    d: dict, layer_name: str, heads: Sequence[str], t: Mapping[str, str], *, many: bool
+) -> str:
     """One sentence for readers without scripts: its title, text and :func:`summary`."""
     title = ": ".join(x for x in (d["label"] if many else "", d["title"]) if x)
     text = _text(d["queries"])
     if d["keys"] != d["queries"]:
-        text = f"queries: {text}; keys: {_text(d['keys'])}"
+        text = t["queries and keys"].format(queries=text, keys=_text(d["keys"]))
     parts = [("title", title)] if title else []
-    parts += [("text", text), ("summary", summary(d, 0, layer_name, heads))]
+    parts += [("text", text), ("summary", summary(d, 0, layer_name, heads, t))]
     return "".join(
         f'<p class="attnbook-{cls}">{html.escape(x, quote=False)}</p>' for cls, x in parts
     )

@@ -22,6 +22,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from attnbook.i18n import tr
 from attnbook.viz.layout import (
     MAX_WIDTH,
     OKABE_ITO,
@@ -113,6 +114,7 @@ def heatmap(
     vmax: float | None = 1.0,
     cmap: str = "Blues",
     colorbar_label: str = "weight",
+    lang: str | None = None,
 ) -> Figure:
     """Draw one attention matrix of shape (L, S) with token labels; rows are queries.
 
@@ -127,10 +129,10 @@ def heatmap(
     created = ax is None
     fig, ax = matrix_axes(ax, L, S, x_labels, y_labels)
     image = ax.imshow(w.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(wrap(title, axes_px(ax)[0] * 1.15))
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label=colorbar_label)
+    ax.set_xlabel(tr(xlabel, lang))
+    ax.set_ylabel(tr(ylabel, lang))
+    ax.set_title(wrap(tr(title, lang), axes_px(ax)[0] * 1.15))
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label=tr(colorbar_label, lang))
     settle(fig)
     label_matrix(ax, L, S, x_labels, y_labels)
     low, high = image.get_clim()
@@ -175,6 +177,7 @@ def bars(
     highlight: int | None = None,
     fmt: str = "{:.2f}",
     color: str = "blue",
+    lang: str | None = None,
 ) -> Figure:
     """A labelled bar chart of a 1-D tensor, one bar per label, each bar annotated with its value.
 
@@ -200,9 +203,9 @@ def bars(
     drawn = ax.bar(range(n), v.numpy(), color=palette(color))
     if highlight is not None:
         drawn[highlight].set(facecolor=OKABE_ITO["orange"], edgecolor="black", hatch="//")
-    ax.set_title(wrap(title, axes_px(ax)[0] * 1.1))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_title(wrap(tr(title, lang), axes_px(ax)[0] * 1.1))
+    ax.set_xlabel(tr(xlabel, lang))
+    ax.set_ylabel(tr(ylabel, lang))
     keep = [] if highlight is None else [highlight % n]
     fit_tick_labels(ax, "x", labels, keep=keep)
     settle(fig)
@@ -257,6 +260,7 @@ def attention_steps(
     feature_names: Sequence[str],
     *,
     title: str = "",
+    lang: str | None = None,
 ) -> Figure:
     """One query's attention in three stacked panels: its scores, its weights, its output.
 
@@ -265,14 +269,21 @@ def attention_steps(
     """
     fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH, 7.4), layout="constrained")
     bars(scores, tokens, ax=axes[0], highlight=query_index, title="1. scores = q·k",
-         xlabel="key token", ylabel="score")  # fmt: skip
+         xlabel="key token", ylabel="score", lang=lang)  # fmt: skip
     bars(weights, tokens, ax=axes[1], highlight=query_index,
-         title="2. weights = softmax(scores)", xlabel="key token", ylabel="weight")  # fmt: skip
+         title="2. weights = softmax(scores)", xlabel="key token", ylabel="weight",
+         lang=lang)  # fmt: skip
     axes[1].set_ylim(0, 1.15)
     bars(output, feature_names, ax=axes[2], color="bluish green", title="3. output = Σ weight · v",
-         xlabel="feature", ylabel="value")  # fmt: skip
+         xlabel="feature", ylabel="value", lang=lang)  # fmt: skip
     query = tokens[query_index]
-    fig.suptitle(wrap(title or f"query: {query!r}", MAX_WIDTH * CSS_DPI, "figure.titlesize"))
+    fig.suptitle(
+        wrap(
+            tr(title, lang) or tr("query: {query!r}", lang).format(query=query),
+            MAX_WIDTH * CSS_DPI,
+            "figure.titlesize",
+        )
+    )
     w = torch.as_tensor(weights).detach().float().cpu()
     s = torch.as_tensor(scores).detach().float().cpu()
     top = int(w.argmax())
@@ -319,6 +330,7 @@ def mask_image(
     xlabel: str = "key (attended to)",
     ylabel: str = "query (attending)",
     ax: Axes | None = None,
+    lang: str | None = None,
 ) -> Figure:
     """Draw a boolean (L, S) mask in the SDPA convention: ``True`` = may attend.
 
@@ -335,9 +347,9 @@ def mask_image(
     created = ax is None
     fig, ax = matrix_axes(ax, L, S, x_labels, y_labels)
     ax.imshow(m.float().numpy(), cmap="Greens", vmin=-0.25, vmax=1.25, aspect="auto")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_xlabel(tr(xlabel, lang))
+    ax.set_ylabel(tr(ylabel, lang))
+    ax.set_title(tr(title, lang))
     settle(fig)
     label_matrix(ax, L, S, x_labels, y_labels)
     if cells_fit(ax, L, S, "✓"):

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from attnbook.i18n import tr
 from attnbook.measure.timing import loglog_slope
 from attnbook.viz.layout import MAX_WIDTH, OKABE_ITO, describe
 
@@ -37,6 +38,7 @@ def scaling_plot(
     ylabel: str,
     fit_from: float | None = None,
     ax: Axes | None = None,
+    lang: str | None = None,
 ) -> Figure:
     """Log-log lines of ``y`` against ``n`` for each method, with the fitted slope in the legend.
 
@@ -55,9 +57,10 @@ def scaling_plot(
     for label, (ns, ys) in series.items():
         points = sorted(zip(ns, ys))
         fitted = [(n, y) for n, y in points if fit_from is None or n >= fit_from]
-        name = label
+        name = tr(label, lang)
         if len(fitted) >= 2:
-            name = f"{label} (slope {loglog_slope(*zip(*fitted)):.2f})"
+            slope = tr("slope", lang)
+            name = f"{tr(label, lang)} ({slope} {loglog_slope(*zip(*fitted)):.2f})"
         if points:
             ends.append(
                 f"{name}: {points[0][1]:.3g} at n = {points[0][0]:g} to {points[-1][1]:.3g} "
@@ -76,9 +79,9 @@ def scaling_plot(
     ticks = sorted({n for ns, _ in series.values() for n in ns})
     ax.set_xticks(ticks, labels=[str(int(n)) for n in ticks])
     ax.xaxis.set_minor_locator(plt.NullLocator())
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_xlabel(tr(xlabel, lang))
+    ax.set_ylabel(tr(ylabel, lang))
+    ax.set_title(tr(title, lang))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend()
     crossings = _crossings(series)
@@ -95,7 +98,13 @@ def scaling_plot(
 
 
 def tile_map(
-    L: int, S: int, query_block: int, key_block: int, *, is_causal: bool = False
+    L: int,
+    S: int,
+    query_block: int,
+    key_block: int,
+    *,
+    is_causal: bool = False,
+    lang: str | None = None,
 ) -> Figure:
     """Which (query block, key block) tiles :func:`~attnbook.efficient.chunked_attention` visits.
 
@@ -140,13 +149,16 @@ def tile_map(
     ax.set_xlim(0, S)
     ax.set_ylim(L, 0)
     ax.set_aspect("equal")
-    ax.set_xlabel("key position")
-    ax.set_ylabel("query position")
+    ax.set_xlabel(tr("key position", lang))
+    ax.set_ylabel(tr("query position", lang))
+    causal = tr(" (causal)", lang) if is_causal else ""
     ax.set_title(
-        f"Tiles of {query_block} queries × {key_block} keys{' (causal)' if is_causal else ''}"
+        tr("Tiles of {q} queries × {k} keys", lang).format(q=query_block, k=key_block) + causal
     )
     handles = [
-        patches.Patch(facecolor=c, edgecolor="white", hatch=hatches[k], label=f"{k}: {counts[k]}")
+        patches.Patch(
+            facecolor=c, edgecolor="white", hatch=hatches[k], label=f"{tr(k, lang)}: {counts[k]}"
+        )
         for k, c in colours.items()
         if counts[k]
     ]

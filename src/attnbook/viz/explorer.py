@@ -19,6 +19,7 @@ import torch
 from matplotlib.figure import Figure
 from torch import Tensor
 
+from attnbook.i18n import tr
 from attnbook.tasks.vocab import Vocabulary, join_tokens, tokenize
 from attnbook.viz.attention_view import attention_views
 from attnbook.viz.heads import attention_lines, head_grid, head_heatmap
@@ -64,18 +65,23 @@ def explorer_figure(
     head: int,
     view: str,
     query: int | None,
+    lang: str | None = None,
 ) -> Figure:
     """One view of one sentence's attention: a head's heat-map, a layer's lines (all heads), or
     the grid of every layer and head."""
     title = join_tokens(tokens)
     if view == "heat-map":
+        panel = tr("layer {layer}, head {head}", lang).format(layer=layer, head=head)
         return head_heatmap(
-            weights[layer][head], tokens, query=query, title=f"layer {layer}, head {head}\n{title}"
+            weights[layer][head], tokens, query=query, title=f"{panel}\n{title}", lang=lang
         )
     if view == "lines":  # every head of the layer, one colour each, as in bertviz
-        return attention_lines(weights[layer], tokens, query=query, title=f"layer {layer}")
+        title = tr("layer {layer}", lang).format(layer=layer)
+        return attention_lines(weights[layer], tokens, query=query, title=title, lang=lang)
     if view == "grid":
-        return head_grid([w[None] for w in weights], tokens, query=query, title=title, cell=1.9)
+        return head_grid(
+            [w[None] for w in weights], tokens, query=query, title=title, cell=1.9, lang=lang
+        )
     raise ValueError(f"view must be one of {VIEWS}; got {view!r}")
 
 
@@ -83,6 +89,8 @@ def static_explorer(
     model,
     vocab: Vocabulary,
     sentences: Mapping[str, Sequence[str]],
+    *,
+    lang: str | None = None,
 ) -> HTMLView:
     """The attention of ``sentences`` (label -> tokens) in every layer and head, as an HTML view
     that the browser draws: point at a token to see where it looks. The pronoun is the query
@@ -91,10 +99,12 @@ def static_explorer(
     for label, tokens in sentences.items():
         weights, pronoun = sentence_weights(model, vocab, tokens)
         views[label] = dict(weights=weights, tokens=list(tokens), query=pronoun)
-    return attention_views(views)
+    return attention_views(views, lang=lang)
 
 
-def live_explorer(model, vocab: Vocabulary, sentences: Sequence[str]) -> widgets.VBox:
+def live_explorer(
+    model, vocab: Vocabulary, sentences: Sequence[str], *, lang: str | None = None
+) -> widgets.VBox:
     """An explorer that recomputes on every change: type any sentence made of known tokens.
 
     Needs a running kernel; on a static page its controls do nothing (use
@@ -105,14 +115,16 @@ def live_explorer(model, vocab: Vocabulary, sentences: Sequence[str]) -> widgets
         value=sentences[0],
         options=list(sentences),
         ensure_option=False,
-        description="sentence",
+        description=tr("sentence", lang),
         continuous_update=False,
         layout=widgets.Layout(width="44em"),
     )
-    layer = widgets.ToggleButtons(options=list(range(config.num_layers)), description="layer")
-    head = widgets.ToggleButtons(options=list(range(config.nhead)), description="head")
-    view = widgets.ToggleButtons(options=list(VIEWS), description="view")
-    query = widgets.Dropdown(description="query token")
+    layer = widgets.ToggleButtons(
+        options=list(range(config.num_layers)), description=tr("layer", lang)
+    )
+    head = widgets.ToggleButtons(options=list(range(config.nhead)), description=tr("head", lang))
+    view = widgets.ToggleButtons(options=list(VIEWS), description=tr("view", lang))
+    query = widgets.Dropdown(description=tr("query token", lang))
     message = widgets.HTML()
     image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
     state: dict = {}
@@ -133,7 +145,13 @@ def live_explorer(model, vocab: Vocabulary, sentences: Sequence[str]) -> widgets
         if "tokens" not in state or query.value is None:
             return
         fig = explorer_figure(
-            state["weights"], state["tokens"], layer.value, head.value, view.value, query.value
+            state["weights"],
+            state["tokens"],
+            layer.value,
+            head.value,
+            view.value,
+            query.value,
+            lang,
         )
         shown = render_png(fig)
         image.value = shown.png

@@ -21,6 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from attnbook.i18n import tr
 from attnbook.viz.charts import heatmap
 from attnbook.viz.layout import (
     MAX_WIDTH,
@@ -105,6 +106,7 @@ def head_heatmap(
     title: str = "",
     ax: Axes | None = None,
     colorbar: bool = True,
+    lang: str | None = None,
 ) -> Figure:
     """One head's (L, L) self-attention weights with token labels; ``query``'s row is boxed.
 
@@ -123,7 +125,7 @@ def head_heatmap(
         side = max(0.12, min(0.3, 4.6 / L))
         height = side * L + 1.9
         fig, ax = plt.subplots(figsize=(min(MAX_WIDTH, height + 1.2), height), layout="constrained")
-    fig = heatmap(w, list(tokens), list(tokens), title=title, ax=ax, annotate=False)
+    fig = heatmap(w, list(tokens), list(tokens), title=title, ax=ax, annotate=False, lang=lang)
     if not colorbar:
         fig.axes[-1].remove()
     settle(fig)
@@ -160,6 +162,7 @@ def head_grid(
     query: int | None = None,
     title: str = "",
     cell: float = 2.3,
+    lang: str | None = None,
 ) -> Figure:
     """Every head of every layer for one sentence: a grid with one row per layer.
 
@@ -191,21 +194,26 @@ def head_grid(
         squeeze=False,
         layout="constrained",
     )  # fmt: skip
-    full_titles = text_px("layer 0, head 0", "axes.titlesize") <= width * 100
+    panel = tr("layer {layer}, head {head}", lang)
+    full_titles = text_px(panel.format(layer=0, head=0), "axes.titlesize") <= width * 100
     for layer, w in enumerate(layers):
         for head in range(H):
             ax = axes[layer, head]
             image = ax.imshow(w[example, head].numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
-            ax.set_title(f"layer {layer}, head {head}" if full_titles else f"{layer}.{head}")
+            ax.set_title(panel.format(layer=layer, head=head) if full_titles else f"{layer}.{head}")
             if query is not None:
                 _box_row(ax, query, S)
-    fig.supxlabel("key (attended to)")
-    fig.supylabel("query (attending)")
-    note = "" if full_titles else " (panel l.h: layer l, head h)"
+    fig.supxlabel(tr("key (attended to)", lang))
+    fig.supylabel(tr("query (attending)", lang))
+    note = "" if full_titles else tr(" (panel l.h: layer l, head h)", lang)
     fig.suptitle(
-        wrap((title or "Every head of every layer") + note, MAX_WIDTH * 100, "figure.titlesize")
+        wrap(
+            (tr(title, lang) or tr("Every head of every layer", lang)) + note,
+            MAX_WIDTH * 100,
+            "figure.titlesize",
+        )
     )
-    fig.colorbar(image, ax=axes, fraction=0.04, pad=0.02, label="weight")
+    fig.colorbar(image, ax=axes, fraction=0.04, pad=0.02, label=tr("weight", lang))
     settle(fig)
     keep = [] if query is None else [query]
     for (layer, head), ax in zip([(i, j) for i in range(len(layers)) for j in range(H)], axes.flat):
@@ -241,6 +249,7 @@ def attention_lines(
     title: str = "",
     ax: Axes | None = None,
     threshold: float = 0.02,
+    lang: str | None = None,
 ) -> Figure:
     """A line view in the style of bertviz (Vig, 2019): tokens in two columns, a line from query
     i (left) to key j (right) as opaque as the weight, one colour per head.
@@ -286,17 +295,23 @@ def attention_lines(
                 alpha = min(1.0, value) * (0.08 if faint else 0.9)
                 ax.plot([0, 1], [-i, -j], color=color, alpha=alpha, linewidth=0.6 + 2.2 * value)
     for h in heads:
-        ax.plot([], [], color=HEAD_COLORS[h % len(HEAD_COLORS)], linewidth=2, label=f"head {h}")
+        ax.plot(
+            [],
+            [],
+            color=HEAD_COLORS[h % len(HEAD_COLORS)],
+            linewidth=2,
+            label=tr("head {h}", lang).format(h=h),
+        )
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(heads), 4),
               frameon=False)  # fmt: skip
     ax.set_xlim(-0.45, 1.45)
     ax.set_ylim(-L + 0.4, 0.8)
-    ax.set_xticks([0, 1], labels=["query", "key"])
+    ax.set_xticks([0, 1], labels=[tr("query", lang), tr("key", lang)])
     ax.xaxis.tick_top()
     ax.set_yticks([])
     for side in ("left", "right", "bottom", "top"):
         ax.spines[side].set_visible(False)
-    ax.set_title(title, pad=8)
+    ax.set_title(tr(title, lang), pad=8)
     rows = [query] if query is not None else range(L)
     strongest = []
     for h in heads:

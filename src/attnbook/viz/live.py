@@ -28,16 +28,18 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from attnbook.i18n import tr
 from attnbook.tasks.coref import CorefTask
 from attnbook.tasks.coref_lexicon import LEXICON
 from attnbook.tasks.vocab import Vocabulary, tokenize
-from attnbook.viz.attention_view import HEAD_COLORS, ROW_PX
+from attnbook.viz.attention_view import HEAD_COLORS, ROW_PX, view_text
 from attnbook.viz.web import HTMLView, asset, element_id
 
 __all__ = [
     "EXAMPLES",
     "MODEL_FILE",
     "OFFSITE",
+    "LIVE_TEXT",
     "detective_vocabulary",
     "known_tokens",
     "live_panel",
@@ -45,6 +47,11 @@ __all__ = [
 
 #: The file name of the model under the site's ``_static/models/`` (and ``book/checkpoints/``).
 MODEL_FILE = "detective.safetensors"
+
+#: The label of the panel's text box.
+SENTENCE_LABEL = (
+    "Your sentence (English or Chinese, made of the words the detective knows, with a pronoun)"
+)
 
 #: The sentences the panel offers, English (filled in) and Chinese.
 EXAMPLES = (
@@ -61,13 +68,29 @@ OFFSITE = (
 
 _LANGUAGES = {"en": "English", "zh": "Chinese"}
 
+#: What the panel's script says, in English; the data carries it in the panel's language
+#: (with the attention view's words, :data:`attnbook.viz.attention_view.VIEW_TEXT`).
+LIVE_TEXT = {
+    "offsite": OFFSITE,
+    "empty": "Type a sentence first.",
+    "unknown": "The detective does not know {tokens}.",
+    "unknown token": "'{token}' (token {i})",
+    "too long": "The sentence has {n} tokens; the model reads at most {max}.",
+    "no pronoun": "The sentence needs a pronoun (he, she, 他 or 她) for the detective to resolve.",
+    "pointer": "Where the pointer from '{token}' (token {i}) goes, probability per token:",
+    "loading": "Loading the model ({model})…",
+    "ran": "Ran the model on {n} tokens.",
+    "failed": "The model could not be loaded ({error}).",
+    "knows": " It knows these tokens ({language}): {groups}.",
+}
+
 
 def detective_vocabulary() -> Vocabulary:
     """The vocabulary the book's detectives were trained with (English and Chinese tasks)."""
     return Vocabulary.for_tasks(CorefTask("en"), CorefTask("zh"))
 
 
-def known_tokens(language: str) -> dict:
+def known_tokens(language: str, lang: str | None = None) -> dict:
     """The tokens of ``language``'s sentences, grouped for the unknown-word message.
 
     Returns:
@@ -86,8 +109,8 @@ def known_tokens(language: str) -> dict:
     if language == "zh":
         groups[0] = ("surnames and given names (one character each)", names)
     return {
-        "language": _LANGUAGES[language],
-        "groups": [{"name": name, "tokens": tokens} for name, tokens in groups],
+        "language": tr(_LANGUAGES[language], lang),
+        "groups": [{"name": tr(name, lang), "tokens": tokens} for name, tokens in groups],
     }
 
 
@@ -116,6 +139,7 @@ def live_panel(
     model_file: str = MODEL_FILE,
     checkpoint: str | Path | None = None,
     summary: str = "Type your own sentence",
+    lang: str | None = None,
 ) -> HTMLView:
     """A closed panel in which the reader types a sentence and the browser runs the detective.
 
@@ -130,6 +154,7 @@ def live_panel(
         checkpoint: a local copy of that file, to check that its ``vocab_size`` is
             ``len(vocab)`` (default: not checked here; the browser checks it too).
         summary: the text of the panel's toggle.
+        lang: the language of the panel's words ("en" or "zh"; default: the current language).
 
     Raises:
         ValueError: an example with a token outside ``vocab``; a checkpoint whose vocabulary
@@ -154,10 +179,11 @@ def live_panel(
         "model": model_file,
         "vocab": vocab.itos,
         "examples": examples,
-        "known": [known_tokens("en"), known_tokens("zh")],
-        "offsite": OFFSITE,
-        "layers": [f"layer {i}" for i in range(layers)],
-        "heads": [f"head {h}" for h in range(heads)],
+        "known": [known_tokens("en", lang), known_tokens("zh", lang)],
+        "offsite": tr(OFFSITE, lang),
+        "layers": [tr("layer {layer}", lang).format(layer=i) for i in range(layers)],
+        "heads": [tr("head {h}", lang).format(h=h) for h in range(heads)],
+        "text": {**view_text(lang), **{k: tr(v, lang) for k, v in LIVE_TEXT.items()}},
         "colors": [HEAD_COLORS[h % len(HEAD_COLORS)] for h in range(heads)],
         "row": ROW_PX,
     }
@@ -167,14 +193,13 @@ def live_panel(
         for i, text in enumerate(examples)
     )
     body = (
-        f'<details class="attnbook-live"><summary>{_esc(summary)}</summary>'
+        f'<details class="attnbook-live"><summary>{_esc(tr(summary, lang))}</summary>'
         '<form class="attnbook-live-form">'
-        f'<label for="{uid}-text">Your sentence (English or Chinese, made of the words the '
-        "detective knows, with a pronoun)</label>"
+        f'<label for="{uid}-text">{_esc(tr(SENTENCE_LABEL, lang))}</label>'
         f'<input type="text" id="{uid}-text" class="attnbook-live-text" '
         f'value="{_esc(examples[0])}" autocomplete="off" spellcheck="false" size="48">'
-        '<button type="submit">Run</button>'
-        f'<div class="attnbook-live-examples"><span id="{uid}-ex">Examples:</span>'
+        f'<button type="submit">{_esc(tr("Run", lang))}</button>'
+        f'<div class="attnbook-live-examples"><span id="{uid}-ex">{_esc(tr("Examples:", lang))}</span>'
         f'<div role="group" aria-labelledby="{uid}-ex">{buttons}</div></div>'
         "</form>"
         '<p class="attnbook-live-message" role="status" aria-live="polite"></p>'

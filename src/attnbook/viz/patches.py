@@ -17,6 +17,7 @@ import torch
 from matplotlib.figure import Figure
 from torch import Tensor
 
+from attnbook.i18n import tr
 from attnbook.viz.layout import MAX_WIDTH
 from attnbook.viz.style import set_alt
 
@@ -55,6 +56,7 @@ def patch_maps(
     ncols: int = 4,
     title: str = "",
     vmax: Mapping[str, float] | None = None,
+    lang: str | None = None,
 ) -> Figure:
     """One panel per map: its P values as a side x side grid of cells over the image, coloured
     from 0 to the panel's scale (its own largest value, named in its title, unless ``vmax`` sets
@@ -87,7 +89,7 @@ def patch_maps(
     panels = axes.flatten()
     extent = (-0.5, W - 0.5, H - 0.5, -0.5)
     panels[0].imshow(img.numpy(), cmap="gray_r", vmin=0, vmax=1)
-    panels[0].set_title("image")
+    panels[0].set_title(tr("image", lang))
     scales = dict(vmax or {})
     unknown = set(scales) - set(values)
     if unknown:
@@ -99,14 +101,14 @@ def patch_maps(
         top = float(scales.get(name, high))
         ax.imshow(v.reshape(side, side).numpy(), cmap="Blues", vmin=0, vmax=top, extent=extent)
         ax.contour(img.numpy(), levels=[0.35], colors=OUTLINE, linewidths=1.2)
-        ax.set_title(f"{name} (max {high:.2f})")
+        ax.set_title(f"{tr(name, lang)} ({tr('max', lang)} {high:.2f})")
         described.append(f"{name}: largest {high:.2f} at {_top(v)}")
     for ax in panels:
         _frame(ax)
     for ax in panels[n:]:
         ax.set_visible(False)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(tr(title, lang))
     return set_alt(
         fig,
         f"{title + '. ' if title else ''}An {H}x{W} image and {len(values)} maps over its "
@@ -115,7 +117,7 @@ def patch_maps(
     )
 
 
-def similarity_grid(similarity: Tensor, *, title: str = "") -> Figure:
+def similarity_grid(similarity: Tensor, *, title: str = "", lang: str | None = None) -> Figure:
     """A side x side grid of small maps: the map at row i, column j shows the cosine similarity
     of patch (i, j)'s position vector with every position's (its own cell is 1); -1 to 1."""
     s = torch.as_tensor(similarity).detach().float().cpu()
@@ -132,11 +134,11 @@ def similarity_grid(similarity: Tensor, *, title: str = "") -> Figure:
         image = ax.imshow(s[k].reshape(side, side).numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
         _frame(ax)
     for i in range(side):
-        axes[i, 0].set_ylabel(f"row {i}")
-        axes[-1, i].set_xlabel(f"column {i}")
-    fig.colorbar(image, ax=axes, fraction=0.046, pad=0.02, label="cosine similarity")
+        axes[i, 0].set_ylabel(tr("row {i}", lang).format(i=i))
+        axes[-1, i].set_xlabel(tr("column {i}", lang).format(i=i))
+    fig.colorbar(image, ax=axes, fraction=0.046, pad=0.02, label=tr("cosine similarity", lang))
     if title:
-        fig.suptitle(title)
+        fig.suptitle(tr(title, lang))
     off = ~torch.eye(side * side, dtype=torch.bool)
     return set_alt(
         fig,

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
+from attnbook.i18n import tr
 from attnbook.viz.layout import MAX_WIDTH, OKABE_ITO, describe, palette
 
 __all__ = ["pointer_panels"]
@@ -19,6 +20,8 @@ __all__ = ["pointer_panels"]
 
 def pointer_panels(
     panels: Sequence[tuple[Sequence[str], torch.Tensor, int, str]],
+    *,
+    lang: str | None = None,
 ) -> Figure:
     """One panel per paragraph: a horizontal bar per sentence, as long as its weight.
 
@@ -56,13 +59,13 @@ def pointer_panels(
         ax.set_xlim(0, 1)
         ax.set_ylim(len(sentences) - 0.5, -0.5)
         ax.set_yticks([])
-        ax.set_title(title, loc="left")
+        ax.set_title(tr(title, lang), loc="left")
         chosen = int(w.argmax())
         alt.append(
             f"{title}: weights {', '.join(f'{v:.2f}' for v in w.tolist())}; the largest on "
             f"sentence {chosen + 1} ({'the key' if chosen == key else 'not the key'}, which "
             f"is sentence {key + 1}, orange and hatched)"
         )
-    axes[-1, 0].set_xlabel("attention of the summary query")
+    axes[-1, 0].set_xlabel(tr("attention of the summary query", lang))
     describe(fig, True, "Horizontal bars, one per sentence. " + "; ".join(alt) + ".")
     return fig

@@ -14,6 +14,7 @@ import torch
 from matplotlib.figure import Figure
 from torch import Tensor
 
+from attnbook.i18n import tr
 from attnbook.viz.layout import MAX_WIDTH
 from attnbook.viz.style import set_alt
 
@@ -37,16 +38,16 @@ def _table(table: Tensor) -> Tensor:
     return table
 
 
-def positional_image(table: Tensor, *, title: str) -> Figure:
+def positional_image(table: Tensor, *, title: str, lang: str | None = None) -> Figure:
     """The (L, E) position table as an image: one row per position, one column per dimension."""
     t = _table(table)
     fig, ax = plt.subplots(figsize=(MAX_WIDTH, 3.6), layout="constrained")
     image = ax.imshow(t.numpy(), cmap="RdBu", vmin=-1, vmax=1, aspect="auto",
                       interpolation="nearest")  # fmt: skip
-    ax.set_xlabel("dimension (column of the table)")
-    ax.set_ylabel("position")
-    ax.set_title(title)
-    fig.colorbar(image, ax=ax, label="value")
+    ax.set_xlabel(tr("dimension (column of the table)", lang))
+    ax.set_ylabel(tr("position", lang))
+    ax.set_title(tr(title, lang))
+    fig.colorbar(image, ax=ax, label=tr("value", lang))
     L, E = t.shape
     set_alt(
         fig,
@@ -57,15 +58,15 @@ def positional_image(table: Tensor, *, title: str) -> Figure:
     return fig
 
 
-def dot_product_matrix(table: Tensor, *, title: str) -> Figure:
+def dot_product_matrix(table: Tensor, *, title: str, lang: str | None = None) -> Figure:
     """The (L, L) matrix of dot products between the rows of a position table."""
     t = _table(table)
     fig, ax = plt.subplots(figsize=(4.8, 4.0), layout="constrained")
     dots = t @ t.T  # (L, L)
     image = ax.imshow(dots.numpy(), cmap="viridis", interpolation="nearest")
-    ax.set_xlabel("position q")
-    ax.set_ylabel("position p")
-    ax.set_title(title)
+    ax.set_xlabel(tr("position q", lang))
+    ax.set_ylabel(tr("position p", lang))
+    ax.set_title(tr(title, lang))
     fig.colorbar(image, ax=ax, label="PE(p) · PE(q)")
     L = t.size(0)
     spread = max(float(dots.diagonal(k).max() - dots.diagonal(k).min()) for k in range(-L + 1, L))
@@ -82,7 +83,11 @@ def dot_product_matrix(table: Tensor, *, title: str) -> Figure:
 
 
 def dot_product_profiles(
-    tables: Mapping[str, Tensor], position: int, *, title: str | None = None
+    tables: Mapping[str, Tensor],
+    position: int,
+    *,
+    title: str | None = None,
+    lang: str | None = None,
 ) -> Figure:
     """For one position p, the dot product of its encoding with every position q, per table."""
     n = len(tables)
@@ -98,7 +103,7 @@ def dot_product_profiles(
         ax.plot(range(t.size(0)), dots.numpy(), color="C0")
         ax.axvline(position, color="black", linestyle=":", label=f"p = {position}")
         ax.set_ylabel("PE(p) · PE(q)")
-        ax.set_title(label)
+        ax.set_title(tr(label, lang))
         ax.legend(loc="upper right")
         others = torch.cat([dots[:position], dots[position + 1 :]])
         described.append(
@@ -107,8 +112,12 @@ def dot_product_profiles(
             if len(others)
             else f"{label}: {float(dots[position]):.2f} at q = p"
         )
-    axes[-1, 0].set_xlabel("position q")
-    fig.suptitle(title or f"Dot products of position {position} with every position")
+    axes[-1, 0].set_xlabel(tr("position q", lang))
+    fig.suptitle(
+        tr(title, lang)
+        if title
+        else tr("Dot products of position {p} with every position", lang).format(p=position)
+    )
     set_alt(
         fig,
         f"{n} stacked line charts: the dot product of position p = {position}'s encoding with "
@@ -117,7 +126,9 @@ def dot_product_profiles(
     return fig
 
 
-def dot_product_by_offset(table: Tensor, *, title: str, max_offset: int | None = None) -> Figure:
+def dot_product_by_offset(
+    table: Tensor, *, title: str, max_offset: int | None = None, lang: str | None = None
+) -> Figure:
     """Every pair (p, q) as a point at offset q - p: one curve if only the distance matters."""
     t = _table(table)
     L = t.size(0)
@@ -128,9 +139,9 @@ def dot_product_by_offset(table: Tensor, *, title: str, max_offset: int | None =
         dots, offset = dots[keep], offset[keep]
     fig, ax = plt.subplots(figsize=(MAX_WIDTH, 3.2), layout="constrained")
     ax.scatter(offset.flatten().numpy(), dots.flatten().numpy(), s=4, alpha=0.4)
-    ax.set_xlabel("offset q − p")
+    ax.set_xlabel(tr("offset q − p", lang))
     ax.set_ylabel("PE(p) · PE(q)")
-    ax.set_title(title)
+    ax.set_title(tr(title, lang))
     offset, dots = offset.flatten(), dots.flatten()
     spread = max(float(dots[offset == k].max() - dots[offset == k].min()) for k in offset.unique())
     set_alt(
@@ -148,17 +159,27 @@ def dot_product_by_offset(table: Tensor, *, title: str, max_offset: int | None =
 
 
 def layer_gradient_norms(
-    norms: Mapping[str, Sequence[float] | Tensor], *, title: str, ylabel: str
+    norms: Mapping[str, Sequence[float] | Tensor],
+    *,
+    title: str,
+    ylabel: str,
+    lang: str | None = None,
 ) -> Figure:
     """One line per configuration: a gradient norm for each layer, layer 1 at the input."""
     fig, ax = plt.subplots(figsize=(MAX_WIDTH, 3.4), layout="constrained")
     for label, values in norms.items():
         values = torch.as_tensor(values, dtype=torch.float64)
-        ax.plot(range(1, len(values) + 1), values.numpy(), marker="o", markersize=3, label=label)
-    ax.set_xlabel("layer (1 = nearest the input)")
-    ax.set_ylabel(ylabel)
+        ax.plot(
+            range(1, len(values) + 1),
+            values.numpy(),
+            marker="o",
+            markersize=3,
+            label=tr(label, lang),
+        )
+    ax.set_xlabel(tr("layer (1 = nearest the input)", lang))
+    ax.set_ylabel(tr(ylabel, lang))
     ax.set_ylim(bottom=0)
-    ax.set_title(title)
+    ax.set_title(tr(title, lang))
     ax.legend()
     depth = max(len(values) for values in norms.values())
     set_alt(
@@ -178,6 +199,7 @@ def norms_against_depth(
     title: str,
     ylabel: str,
     reference: str | None = None,
+    lang: str | None = None,
 ) -> Figure:
     """Log-log plot of a norm against the number of layers, with an optional 1/sqrt(L) guide.
 
@@ -187,7 +209,12 @@ def norms_against_depth(
     fig, ax = plt.subplots(figsize=(MAX_WIDTH, 3.4), layout="constrained")
     depth = torch.as_tensor(depths, dtype=torch.float64)
     for label, values in norms.items():
-        ax.plot(depth.numpy(), torch.as_tensor(values).double().numpy(), marker="o", label=label)
+        ax.plot(
+            depth.numpy(),
+            torch.as_tensor(values).double().numpy(),
+            marker="o",
+            label=tr(label, lang),
+        )
     if reference is not None:
         start = float(torch.as_tensor(norms[reference])[0])
         guide = start * (depth[0] / depth).sqrt()
@@ -199,9 +226,9 @@ def norms_against_depth(
     ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
     ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
     ax.yaxis.set_minor_locator(ticker.NullLocator())
-    ax.set_xlabel("number of layers L")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_xlabel(tr("number of layers L", lang))
+    ax.set_ylabel(tr(ylabel, lang))
+    ax.set_title(tr(title, lang))
     ax.legend()
     set_alt(
         fig,

@@ -25,6 +25,8 @@ from typing import Literal
 
 from matplotlib.figure import Figure
 
+from attnbook.i18n import tr
+
 __all__ = [
     "HTMLView",
     "figure_switcher",
@@ -93,7 +95,7 @@ def _esc(text: object) -> str:
 
 def _control_html(kind: Control, name: str, labels: Sequence[str], index: int, uid: str) -> str:
     """One labelled control; ``data-control`` is its position among the view's controls."""
-    text = name or "figure"
+    text = name or tr("figure")  # the current language (attnbook.i18n)
     hidden = "" if name else ' class="attnbook-sr"'
     cid = f"{uid}-c{index}"
     if kind == "dropdown":

@@ -12,6 +12,14 @@
       "#27497e", "#08306b"];
     var SVGNS = "http://www.w3.org/2000/svg";
 
+    // A word of the view in its language: d.text[key] (attention_view.VIEW_TEXT, as Python sent
+    // it) with its {fields} filled in.
+    function say(d, key, fields) {
+      return String(d.text[key]).replace(/\{([a-z ]+)\}/g, function (m, name) {
+        return fields && name in fields ? String(fields[name]) : m;
+      });
+    }
+
     function rgb(hex) { return [1, 3, 5].map(function (i) { return parseInt(hex.substr(i, 2), 16); }); }
     function mix(w) {
       var t = Math.min(Math.max(w, 0), 1) * (RAMP.length - 1), i = Math.min(Math.floor(t), RAMP.length - 2);
@@ -96,22 +104,23 @@
     // The attention view's markup (controls, one panel per sentence, status line); the lines,
     // shading, labels and status are drawn by initAttention.
     function buildAttention(d, uid) {
+      var T = function (key, fields) { return say(d, key, fields); };
       var out = document.createDocumentFragment(), R = d.row;
       var controls = out.appendChild(el("div", { "class": "attnbook-controls" }));
       if (d.sentences.length > 1) {
         var box = controls.appendChild(el("div", { "class": "attnbook-control" }));
-        box.appendChild(el("label", { "for": uid + "-s" }, d.description || "sentence"));
+        box.appendChild(el("label", { "for": uid + "-s" }, d.description || T("sentence")));
         var select = box.appendChild(el("select", { id: uid + "-s", "class": "attnbook-sentence-select" }));
         d.sentences.forEach(function (sen) { select.appendChild(el("option", {}, sen.label)); });
       }
       controls.appendChild(buttons("attnbook-layers", "layer", d.layers.map(function (n, l) { return [l, n]; })));
       controls.appendChild(buttons("attnbook-heads", "head",
         d.heads.map(function (n, h) { return [h, n, d.colors[h]]; })
-          .concat(d.heads.length > 1 ? [[-1, "all"]] : [])));  // "all" of one head is that head
+          .concat(d.heads.length > 1 ? [[-1, T("all")]] : [])));  // "all" of one head is that head
       var exp = controls.appendChild(el("div", { "class": "attnbook-export" }));
       ["svg", "png"].forEach(function (kind) {
         exp.appendChild(el("button", { type: "button", "data-export": kind,
-          "aria-label": "download the drawing as " + kind.toUpperCase() }, kind.toUpperCase()));
+          "aria-label": T("download", { kind: kind.toUpperCase() }) }, kind.toUpperCase()));
       });
       d.sentences.forEach(function (sen, k) {
         var panel = out.appendChild(el("div", { "class": "attnbook-sentence", "data-sentence": k }));
@@ -121,10 +130,10 @@
         var qs = tokens.appendChild(el("div", { "class": "attnbook-col attnbook-queries" }));
         sen.queries.forEach(function (t, i) {
           qs.appendChild(el("button", { type: "button", "class": "attnbook-q" + (i === sen.query ? " is-current" : ""),
-            "data-query-index": i, "aria-pressed": "false", "aria-label": "query " + i + ": " + t }, t));
+            "data-query-index": i, "aria-pressed": "false", "aria-label": T("query button", { i: i, token: t }) }, t));
         });
         var height = Math.max(sen.queries.length, sen.keys.length) * R;
-        tokens.appendChild(el("svg", { "class": "attnbook-lines", role: "img", "aria-label": "attention lines",
+        tokens.appendChild(el("svg", { "class": "attnbook-lines", role: "img", "aria-label": T("lines label"),
           viewBox: "0 0 100 " + height, preserveAspectRatio: "none", width: "100%", height: height,
           style: "height:" + height + "px" }));
         var ks = tokens.appendChild(el("div", { "class": "attnbook-col attnbook-keys" }));
@@ -141,7 +150,9 @@
     // gets a new .attnbook-view. Returns the view.
     function attention(container, d) {
       if (!d || !d.sentences || !d.sentences.length) throw new Error("attention view: data has no sentences");
-      d = Object.assign({ row: 24, description: "sentence" }, d);
+      if (!d.text) throw new Error("attention view: data has no text (attention_view.VIEW_TEXT)");
+      d = Object.assign({ row: 24, description: d.text.sentence }, d);
+      var T = function (key, fields) { return say(d, key, fields); };
       var view = container;
       if (!container.classList.contains("attnbook-view")) {
         view = container.appendChild(el("div", { "class": "attnbook-view", "data-kind": "attention" }));
@@ -179,24 +190,24 @@
         var shown = row.map(function (x) { return x.toFixed(2); });
         var best = shown.reduce(function (a, x) { return Number(x) > Number(a) ? x : a; }, shown[0]);
         var tied = keys.filter(function (k, j) { return shown[j] === best; });
-        var value = (mean ? "mean " : "") + best;
+        var value = mean ? T("mean", { value: best }) : best;
         if (tied.length === keys.length && keys.length > 1)
-          return "spreads its weight evenly over all " + keys.length + " keys (" + value + " each)";
-        var names = tied.map(function (k) { return "'" + k + "'"; });
-        var listed = names.length === 1 ? names[0] :
-          names.slice(0, -1).join(", ") + " and " + names[names.length - 1];
-        return "attends most to " + listed + " (" + value + (names.length > 1 ? " each)" : ")");
+          return T("evenly", { n: keys.length, value: value });
+        var names = tied.map(function (k) { return T("quoted", { token: k }); });
+        if (names.length === 1) return T("most", { listed: names[0], value: value });
+        var listed = T("list", { first: names.slice(0, -1).join(T("list sep")), last: names[names.length - 1] });
+        return T("most, tied", { listed: listed, value: value });
       }
       function label(sen) {
         var W = sen.weights[st.layer];
-        var tops = d.heads.map(function (name, h) { return name + " " + peak(W[h][st.q], sen.keys); });
-        return (sen.title ? sen.title + ": " : "") + "attention lines of " + d.layers[st.layer] +
-          " from the query '" + sen.queries[st.q] + "' to the keys; per head: " + tops.join("; ");
+        var tops = d.heads.map(function (name, h) { return T("per head", { name: name, peak: peak(W[h][st.q], sen.keys) }); });
+        return (sen.title ? sen.title + ": " : "") +
+          T("lines", { layer: d.layers[st.layer], query: sen.queries[st.q], tops: tops.join(T("sep")) });
       }
       function line(v) {
-        var head = st.head < 0 ? "all heads" : d.heads[st.head];
-        return d.layers[st.layer] + ", " + head + ": '" + v.sen.queries[st.q] + "' " +
-          peak(v.w, v.sen.keys, st.head < 0);
+        var head = st.head < 0 ? T("all heads") : d.heads[st.head];
+        return T("status", { layer: d.layers[st.layer], head: head, query: v.sen.queries[st.q],
+          peak: peak(v.w, v.sen.keys, st.head < 0) });
       }
       // Opacity in proportion to the weight, the strongest line drawn fully opaque.
       function strength(v) {
@@ -275,7 +286,7 @@
         function width(tokens) { return Math.max.apply(null, tokens.map(function (t) { return ctx.measureText(t).width; })) + 16; }
         var qW = width(v.sen.queries), kW = width(v.sen.keys), gap = 160, pad = 8;
         var title = (v.sen.title ? v.sen.title + " — " : "") + d.layers[st.layer] + ", " +
-          (st.head < 0 ? "all heads" : d.heads[st.head]), caption = line(v);
+          (st.head < 0 ? T("all heads") : d.heads[st.head]), caption = line(v);
         var titleW = (ctx.font = "600 14px " + FONT, ctx.measureText(title).width);
         var captionW = (ctx.font = "12px " + FONT, ctx.measureText(caption).width);
         var top0 = pad + 22, rows = Math.max(v.sen.queries.length, v.sen.keys.length);

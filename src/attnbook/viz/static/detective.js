@@ -3,7 +3,7 @@
 // (attnbook.models.detective) with plain loops. The model file is fetched only when a reader opens
 // a live panel. No kernel, no network beyond the site itself.
 // API (window.attnbookDetective): load(url) -> Promise of a model {config, tensors}; parse(buffer);
-// tokenize(text) -> tokens; run(model, tokens, vocab) -> {tokens, pronoun, weights: per layer
+// tokenize(text) -> tokens; run(model, tokens, vocab, data) -> {tokens, pronoun, weights: per layer
 // (H, S, S), probs: (S), answer} or {error}; forward(model, ids, pronoun); setup(panel element).
 (function () {
   "use strict";
@@ -149,19 +149,26 @@
       return { weights: weights, logits: logits, probs: softmax(logits) };
     }
 
+    // A message of the panel in its language: d.text[key] (live.LIVE_TEXT) with {fields} filled in.
+    function msg(d, key, fields) {
+      return String(d.text[key]).replace(/\{([a-z ]+)\}/g, function (m, name) {
+        return fields && name in fields ? String(fields[name]) : m;
+      });
+    }
+
     // Tokens -> everything the panel shows, or {error} naming what is wrong.
-    function run(m, tokens, vocab) {
-      if (!tokens.length) return { error: "Type a sentence first." };
+    function run(m, tokens, vocab, d) {
+      if (!tokens.length) return { error: msg(d, "empty") };
       var ids = {}, unknown = [];
       vocab.forEach(function (t, i) { if (i > 0) ids[t] = i; });
-      tokens.forEach(function (t, i) { if (!(t in ids)) unknown.push("'" + t + "' (token " + i + ")"); });
+      tokens.forEach(function (t, i) { if (!(t in ids)) unknown.push(msg(d, "unknown token", { token: t, i: i })); });
       if (unknown.length)
-        return { error: "The detective does not know " + unknown.join(", ") + ".", unknown: unknown };
+        return { error: msg(d, "unknown", { tokens: unknown.join(d.text["list sep"]) }), unknown: unknown };
       if (tokens.length > m.config.max_len)
-        return { error: "The sentence has " + tokens.length + " tokens; the model reads at most " + m.config.max_len + "." };
+        return { error: msg(d, "too long", { n: tokens.length, max: m.config.max_len }) };
       var pronoun = -1;
       tokens.forEach(function (t, i) { if (pronoun < 0 && PRONOUNS.indexOf(t) >= 0) pronoun = i; });
-      if (pronoun < 0) return { error: "The sentence needs a pronoun (he, she, \u4ed6 or \u5979) for the detective to resolve." };
+      if (pronoun < 0) return { error: msg(d, "no pronoun") };
       var out = forward(m, tokens.map(function (t) { return ids[t]; }), pronoun), answer = 0;
       out.probs.forEach(function (x, i) { if (x > out.probs[answer]) answer = i; });
       return { tokens: tokens, pronoun: pronoun, weights: out.weights, probs: out.probs, answer: answer };
@@ -190,7 +197,7 @@
         t[result.pronoun] + " \u2192 " + t[a] + ", p = " + result.probs[a].toFixed(2);
       probs.textContent = "";
       probs.appendChild(el("p", { "class": "attnbook-live-caption" },
-        "Where the pointer from '" + t[result.pronoun] + "' (token " + result.pronoun + ") goes, probability per token:"));
+        msg(d, "pointer", { token: t[result.pronoun], i: result.pronoun })));
       var list = probs.appendChild(el("ol", { "class": "attnbook-live-list" }));
       result.probs.forEach(function (p, i) {
         var li = list.appendChild(el("li", { "data-p": p.toFixed(4), "data-token-index": i }));
@@ -204,16 +211,16 @@
       slot.textContent = "";
       // The hover view of attnbook.viz.attention_view, built by its one builder (attnview.js).
       window.attnbookViews1.attention(slot, { layers: d.layers, heads: d.heads, colors: d.colors, row: d.row,
-        description: "sentence", sentences: [{ label: "", title: "", queries: t, keys: t,
+        text: d.text, description: d.text.sentence, sentences: [{ label: "", title: "", queries: t, keys: t,
         query: result.pronoun, weights: result.weights }] });
     }
 
     function known(d, tokens) {
       var zh = tokens.some(function (t) { return CJK.test(t); });
       var groups = d.known[zh ? 1 : 0];
-      return " It knows these tokens (" + groups.language + "): " + groups.groups.map(function (g) {
+      return msg(d, "knows", { language: groups.language, groups: groups.groups.map(function (g) {
         return g.name + ": " + g.tokens.join(" ");
-      }).join("; ") + ".";
+      }).join(d.text.sep) });
     }
 
     function setup(root) {
@@ -241,7 +248,7 @@
         if (state.loading) return state.loading;
         var where = url();
         if (where === null) return Promise.reject(new Error("offsite"));
-        say("Loading the model (" + d.model + ")\u2026");
+        say(msg(d, "loading", { model: d.model }));
         state.loading = load(where).then(function (m) {
           var rows = m.tensors["embedding.tokens.weight"].shape[0];
           if (rows !== d.vocab.length) throw new Error("the model has " + rows + " token embeddings, the panel " + d.vocab.length + " tokens");
@@ -254,19 +261,19 @@
       function go() {
         var tokens = tokenize(input.value);
         return ensure().then(function (m) {
-          var result = run(m, tokens, d.vocab);
+          var result = run(m, tokens, d.vocab, d);
           clear();
           if (result.error) {
             say(result.error + (result.unknown ? known(d, tokens) : ""), true);
           } else {
-            say("Ran the model on " + tokens.length + " tokens.");
+            say(msg(d, "ran", { n: tokens.length }));
             show(root, d, result);
           }
           root.lastResult = result;
           return result;
         }, function (err) {
           clear();
-          say(url() === null ? d.offsite : "The model could not be loaded (" + err.message + ").", true);
+          say(url() === null ? d.offsite : msg(d, "failed", { error: err.message }), true);
           root.lastResult = { error: err.message };
           return root.lastResult;
         });

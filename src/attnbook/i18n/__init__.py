@@ -1,0 +1,93 @@
+"""The book's two languages: which one the figures, views and checkers speak.
+
+The English and Chinese editions run the same code; a Chinese chapter calls
+``set_language("zh")`` once, in its first cell, and every plotting function, view and checker
+of the library then labels in Chinese. A function that draws takes ``lang=`` as well, which
+overrides the setting for that call.
+
+:func:`tr` looks an English string up in ``ZH_STRINGS`` (the library's strings in
+Chinese, from ``attnbook.i18n.zh`` and ``attnbook.i18n.zh_exercises``); a string it
+does not know comes back unchanged, and the tests check that no figure the library draws in
+Chinese keeps an English word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from attnbook.i18n.zh import STRINGS as _FIGURES
+from attnbook.i18n.zh_exercises import STRINGS as _EXERCISES
+from attnbook.i18n.zh_exercises2 import STRINGS as _EXERCISES2
+from attnbook.i18n.zh_exercises3 import STRINGS as _EXERCISES3
+from attnbook.i18n.zh_exercises4 import STRINGS as _EXERCISES4
+from attnbook.i18n.zh_exercises5 import STRINGS as _EXERCISES5
+from attnbook.i18n.zh_exercises6 import STRINGS as _EXERCISES6
+
+__all__ = [
+    "LANGUAGES",
+    "ZH_STRINGS",
+    "set_language",
+    "get_language",
+    "resolve",
+    "tr",
+    "language",
+]
+
+#: The editions' languages: English and (simplified) Chinese.
+LANGUAGES = ("en", "zh")
+
+_state = {"lang": "en"}
+#: Every Chinese string of the library: figures and views, then the exercise checkers.
+ZH_STRINGS: dict[str, str] = {
+    **_FIGURES,
+    **_EXERCISES,
+    **_EXERCISES2,
+    **_EXERCISES3,
+    **_EXERCISES4,
+    **_EXERCISES5,
+    **_EXERCISES6,
+}
+
+
+def resolve(lang: str | None = None) -> str:
+    """``lang`` checked against :data:`LANGUAGES`, or the current language if it is None."""
+    if lang is None:
+        return _state["lang"]
+    if not isinstance(lang, str):
+        raise TypeError(f"lang must be a str, one of {LANGUAGES}; got {type(lang).__name__}")
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES}; got {lang!r}")
+    return lang
+
+
+def set_language(lang: str) -> None:
+    """Make ``lang`` ("en" or "zh") the language of every figure, view and checker from now on."""
+    _state["lang"] = resolve(lang)
+
+
+def get_language() -> str:
+    """The current language, "en" unless :func:`set_language` changed it."""
+    return _state["lang"]
+
+
+@contextmanager
+def language(lang: str) -> Iterator[str]:
+    """Speak ``lang`` inside a ``with`` block, then return to the language before it."""
+    before = _state["lang"]
+    set_language(lang)
+    try:
+        yield _state["lang"]
+    finally:
+        _state["lang"] = before
+
+
+def tr(text: str, lang: str | None = None) -> str:
+    """``text`` (an English string of the library) in ``lang``, or in the current language.
+
+    A ``str.format`` template is looked up before it is filled:
+    ``tr("head {h}").format(h=2)``.
+    """
+    if resolve(lang) == "en":
+        return text
+    return ZH_STRINGS.get(text, text)
