@@ -1,11 +1,13 @@
 # The two commands a newcomer needs:
-#   make book   build the site into _build/html (installs what it needs first)
-#   make test   run every test: unit tests, notebooks (nbval), strict build, site in Chromium
+#   make book   build the site into _build/html, English at its root and Chinese in zh/
+#               (installs what it needs first)
+#   make test   run every test: unit tests, both editions' notebooks (nbval), strict builds,
+#               the site in Chromium
 # Others:
 #   make notebooks   re-execute every notebook in a fresh kernel and store its outputs
 #   make checkpoints retrain the committed models that chapters 7-8 study (rarely; see README)
 #   make bench       benchmarks (not tests): attnbook vs PyTorch, efficient attention sweeps
-#   make lab         open the chapters in JupyterLab
+#   make lab         open JupyterLab: the chapters in book/ (English) and zh/book/ (Chinese)
 #   make test-torch-latest   unit tests and notebooks under the newest PyTorch (a second venv)
 
 PYTHON ?= python3.11
@@ -13,12 +15,21 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 SITE   := _build/html
-# Notebooks run on NBVAL_WORKERS processes at once (each computes on one thread; a notebook's
-# cells stay on one worker and one kernel), and so do the site's browser tests.
-# NBVAL_WORKERS=0 runs them one after another.
+# The Chinese edition (zh/) is a second book with the same page names, built on its own and
+# copied into the English site's zh/ folder; every page links to its counterpart.
+ZH_OUT := _build/zh
+JB_ZH  := $(BIN)/jupyter-book build zh -W -n --keep-going --path-output $(ZH_OUT)
+# Notebooks run on NBVAL_WORKERS processes at once (a notebook's cells stay on one worker and one
+# kernel), and so do the site's browser tests. NBVAL_WORKERS=0 runs them one after another.
+# Each kernel computes on one thread (ONE_THREAD): most chapters call torch.set_num_threads(1)
+# themselves; for the others, two workers each running two threads on two cores made chapter 1
+# ten times slower (157 s against 15 s).
 NBVAL_WORKERS ?= 2
-NBVAL  := pytest --nbval book --nbval-sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider \
+ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+NBVAL_FLAGS := --nbval-sanitize-with tests/nbval_sanitize.cfg -q -p no:cacheprovider \
 	-n $(NBVAL_WORKERS) --dist loadscope
+NBVAL    := pytest --nbval book $(NBVAL_FLAGS)
+NBVAL_ZH := pytest --nbval zh/book $(NBVAL_FLAGS)
 # Another processor's arithmetic on this one: PyTorch's AVX2 kernels on a machine whose own are
 # AVX-512 (most laptops run AVX2), its generic kernels anywhere else; oneDNN and MKL held to AVX2.
 # Trained weights and last bits then differ from the first pass's, as on another CPU. AVX2 rather
@@ -33,7 +44,7 @@ CPU_KERNELS = $(BIN)/python -c "import torch; print('PyTorch', torch.__version__
 TORCH_LATEST ?= 2.15.0
 VENV_LATEST  := .venv-torch-latest
 
-.PHONY: setup book test lint unit nbval nbval-other-cpu site-test notebooks checkpoints bench lab \
+.PHONY: setup book site test lint unit nbval nbval-other-cpu nbval-zh site-test notebooks checkpoints bench lab \
 	clean check-system test-torch-latest
 
 setup: $(VENV)/.installed node_modules/.installed _vendor/.installed
@@ -54,10 +65,16 @@ _vendor/.installed: node_modules/.installed scripts/vendor_assets.py
 	$(BIN)/python scripts/vendor_assets.py
 	touch $@
 
-book: setup
+site: setup
 	$(JB)
+	$(JB_ZH)
+	rm -rf $(SITE)/zh
+	cp -r $(ZH_OUT)/_build/html $(SITE)/zh
+
+book: site
 	@echo
-	@echo "The site is in $(SITE)/ — open $(SITE)/index.html in a browser (no server needed)."
+	@echo "The site is in $(SITE)/ — open $(SITE)/index.html in a browser (no server needed);"
+	@echo "the Chinese edition is in $(SITE)/zh/ (中文版：$(SITE)/zh/index.html)."
 
 check-system:
 	@test -x /usr/bin/chromium || { echo "error: the site test needs Debian's chromium: sudo apt-get install chromium"; exit 1; }
@@ -74,19 +91,25 @@ unit: setup
 
 nbval: setup
 	@$(CPU_KERNELS)
-	$(BIN)/$(NBVAL)
+	$(ONE_THREAD) $(BIN)/$(NBVAL)
 
 # The same notebooks again, computed with other CPU kernels: a stored output that depends on
 # the kernels (anything trained, summation order) fails here even if it passes above.
 nbval-other-cpu: setup
 	@$(OTHER_CPU) $(CPU_KERNELS)
-	$(OTHER_CPU) $(BIN)/$(NBVAL)
+	$(OTHER_CPU) $(ONE_THREAD) $(BIN)/$(NBVAL)
 
-site-test: setup check-system
-	$(JB)
+# The Chinese notebooks run the English ones' code (tests/test_editions.py), so checking them on
+# the other CPU's kernels checks, in one pass, both that the Chinese edition's stored outputs are
+# right and that every stored number of the book holds on another processor.
+nbval-zh: setup
+	@$(OTHER_CPU) $(CPU_KERNELS)
+	$(OTHER_CPU) $(ONE_THREAD) $(BIN)/$(NBVAL_ZH)
+
+site-test: check-system site
 	ATTNBOOK_REQUIRE_SITE=1 $(BIN)/pytest tests/site -q -p no:cacheprovider -n $(NBVAL_WORKERS)
 
-test: check-system lint unit nbval nbval-other-cpu site-test
+test: check-system lint unit nbval nbval-zh site-test
 
 notebooks: setup
 	$(BIN)/python scripts/execute_notebooks.py
@@ -105,7 +128,7 @@ $(VENV_LATEST)/.installed: requirements.txt pyproject.toml
 test-torch-latest: $(VENV_LATEST)/.installed
 	@$(VENV_LATEST)/bin/python -c "import torch; print('PyTorch', torch.__version__)"
 	$(VENV_LATEST)/bin/pytest tests --ignore=tests/site -q -p no:cacheprovider
-	$(VENV_LATEST)/bin/$(NBVAL)
+	$(ONE_THREAD) $(VENV_LATEST)/bin/$(NBVAL)
 
 # bench_efficient takes ~20 min and briefly needs ~16.5 GiB (naive attention at n=16384);
 # bench_backward ~5 min and ~6.5 GiB (naive attention's training step at n=8192).
@@ -115,7 +138,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_backward.py
 
 lab: setup
-	$(BIN)/jupyter lab book/
+	$(BIN)/jupyter lab .
 
 clean:
 	rm -rf _build _vendor

@@ -1,4 +1,4 @@
-"""Re-execute every notebook under book/ top to bottom, each in a fresh kernel, in place.
+"""Re-execute every notebook of both editions (book/, zh/book/) top to bottom, each in a fresh kernel, in place.
 
 This is the only way the book's outputs are produced: execution counts run 1, 2, 3, ...,
 volatile metadata is dropped so that a re-run changes only what really changed, and a stream
@@ -7,7 +7,7 @@ No widget state is stored: the book's views are HTML outputs that need no widget
 widget shown only to a live kernel (chapter 7's live explorer) is dropped from the outputs.
 
 Usage:
-    python scripts/execute_notebooks.py                 # every notebook
+    python scripts/execute_notebooks.py                 # every notebook, both editions
     python scripts/execute_notebooks.py book/01_*.ipynb # some of them
 """
 
@@ -24,6 +24,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
+ZH_BOOK = ROOT / "zh" / "book"  # the Chinese edition: the same notebooks, translated
 # Metadata that execution tools and editors add and that carries no meaning for the book.
 VOLATILE_CELL_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime", "lines_to_next_cell")
 VOLATILE_NOTEBOOK_METADATA = ("papermill", "jupytext")
@@ -32,7 +33,8 @@ VOLATILE_NOTEBOOK_METADATA = ("papermill", "jupytext")
 def notebooks(paths: list[str]) -> list[Path]:
     if paths:
         return [Path(p).resolve() for p in paths]
-    return sorted(p for p in BOOK.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    found = [*BOOK.rglob("*.ipynb"), *ZH_BOOK.rglob("*.ipynb")]
+    return sorted(p for p in found if ".ipynb_checkpoints" not in p.parts)
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

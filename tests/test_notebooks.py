@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+NOTEBOOKS = sorted([*(ROOT / "book").glob("*.ipynb"), *(ROOT / "zh" / "book").glob("*.ipynb")])
 _spec = importlib.util.spec_from_file_location(
     "execute_notebooks", ROOT / "scripts" / "execute_notebooks.py"
 )
@@ -22,13 +22,13 @@ def test_there_are_notebooks_to_check():
     assert len(NOTEBOOKS) >= 10
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_executed_top_to_bottom_in_one_fresh_kernel(path):
     cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
     assert [c["execution_count"] for c in cells] == list(range(1, len(cells) + 1))
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_carries_no_editor_or_execution_metadata(path):
     nb = json.loads(path.read_text())
     assert not set(execute_notebooks.VOLATILE_NOTEBOOK_METADATA) & set(nb["metadata"])
@@ -38,7 +38,7 @@ def test_carries_no_editor_or_execution_metadata(path):
         assert not stray, f"cell {n} carries {sorted(stray)}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_outputs_have_no_error_and_no_stderr(path):
     for n, cell in enumerate(json.loads(path.read_text())["cells"]):
         for output in cell.get("outputs", []):
@@ -46,7 +46,7 @@ def test_outputs_have_no_error_and_no_stderr(path):
             assert output.get("name") != "stderr", f"cell {n} stored stderr: {output.get('text')}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_stays_under_two_mebibytes(path):
     assert path.stat().st_size < 2 * 2**20
 
@@ -71,7 +71,7 @@ def stored_images(nb: dict):
                     yield n, base64.b64decode(src.group(1)), width and int(width.group(1))
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_figures_are_sharp_described_and_readable(path):
     """Every stored figure went through attnbook.viz.style.render_png: shown at half its pixel
     width (2 image pixels per CSS pixel), alt text in the PNG, no text smaller than the page's

@@ -94,9 +94,9 @@ PAGE_FIXES = [
         "Font Awesome's JavaScript (the CSS version is loaded instead)",
     ),
     (
-        re.compile(r'(class="btn search-button-field[^"]*"[^>]*?)aria-label="Search"'),
-        r'\1aria-label="Search Ctrl+K"',
-        "search button: its name must contain its visible text",
+        re.compile(r'(class="btn search-button-field[^"]*"[^>]*?)aria-label="(Search|搜索)"'),
+        r'\1aria-label="\2 Ctrl+K"',
+        "search button: its name must contain its visible text (either edition)",
     ),
     (
         re.compile(r'<summary aria-label="Toggle hidden content">'),

@@ -39,7 +39,8 @@ CHROMIUM_ARGS = [
 
 
 def site_pages() -> list[str]:
-    """Every content page of the site, relative to its root (index pages of Sphinx excluded)."""
+    """Every content page of the site, both editions, relative to its root (index pages of
+    Sphinx excluded): ``book/….html`` and ``zh/book/….html``."""
     if not SITE.is_dir():
         return []
     # index.html only redirects to book/intro.html (tested on its own).
@@ -47,7 +48,8 @@ def site_pages() -> list[str]:
     pages = []
     for path in sorted(SITE.rglob("*.html")):
         rel = path.relative_to(SITE).as_posix()
-        if rel.split("/")[0] in {"_static", "_sources", "_images"} or path.name in skip:
+        top = rel.removeprefix("zh/").split("/")[0]  # the Chinese edition is a site in zh/
+        if top in {"_static", "_sources", "_images"} or path.name in skip:
             continue
         pages.append(rel)
     return pages

@@ -21,7 +21,13 @@ import pytest
 import torch
 from conftest import CHROMIUM, ROOT, OfflinePage
 
-from attnbook.viz.attention_view import attention_view, attention_views, peak, summary
+from attnbook.viz.attention_view import (
+    attention_view,
+    attention_views,
+    peak,
+    summary,
+    view_text,
+)
 from attnbook.viz.style import set_alt
 from attnbook.viz.web import figure_explorer
 
@@ -124,6 +130,9 @@ def views_page(tmp_path_factory):
     )
     cross = attention_view(W_CROSS, TGT, key_tokens=SRC, query=1, title="translation")
     ties = attention_view(W_TIES, TIES, query=0, title="ties")
+    ties_zh = attention_view(
+        W_TIES[None].repeat(1, 2, 1, 1), TIES, query=0, title="并列", lang="zh"
+    )
     body = "".join(
         f'<section id="{name}"><h2>{name}</h2>{view.html}</section>'
         for name, view in [
@@ -131,6 +140,7 @@ def views_page(tmp_path_factory):
             ("sentences", sentences),
             ("cross", cross),
             ("ties", ties),
+            ("ties_zh", ties_zh),
         ]
     )
     page = tmp_path_factory.mktemp("views") / "views.html"
@@ -403,3 +413,26 @@ def test_axe_finds_no_serious_or_critical_violation(page):
         if v["impact"] in {"serious", "critical"}
     ]
     assert bad == []
+
+
+def test_a_chinese_view_speaks_chinese_as_python_does(page):
+    """The Chinese edition's views: buttons, status line and drawing label in Chinese, with the
+    same rule for ties and even spreads as the English (and as Python's fallback)."""
+    view = page.locator("#ties_zh .attnbook-view")
+    buttons = view.locator("button").evaluate_all("bs => bs.map(b => b.textContent)")
+    assert buttons[:4] == ["第 0 层", "头 0", "头 1", "全部"], buttons
+    panel = view.locator(".attnbook-sentence")
+    status = view.locator(".attnbook-status")
+    query(panel, 0).hover()
+    assert status.text_content() == "第 0 层，头 0：“说”最关注“张”、“丽”和“他”（各 0.30）"
+    query(panel, 1).hover()
+    assert status.text_content() == "第 0 层，头 0：“张”把权重平均分给全部 4 个键（各 0.25）"
+    view.get_by_role("button", name="全部").click()
+    assert status.text_content() == "第 0 层，所有头：“张”把权重平均分给全部 4 个键（各 平均 0.25）"
+    label = panel.locator("svg").get_attribute("aria-label")
+    assert label.startswith("并列: 第 0 层从查询“张”到各个键的注意力连线；各头：头 0 把权重"), label
+    text = view_text("zh")
+    data = json.loads(view.locator(".attnbook-data").text_content())
+    assert data["text"] == text and data["layers"] == ["第 0 层"]
+    fallback = summary(data["sentences"][0], 0, "第 0 层", data["heads"], text)
+    assert fallback.startswith("在第 0 层，查询“说”：头 0 最关注“张”、“丽”和“他”（各 0.30）；")

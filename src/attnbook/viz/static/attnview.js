@@ -152,7 +152,6 @@
       if (!d || !d.sentences || !d.sentences.length) throw new Error("attention view: data has no sentences");
       if (!d.text) throw new Error("attention view: data has no text (attention_view.VIEW_TEXT)");
       d = Object.assign({ row: 24, description: d.text.sentence }, d);
-      var T = function (key, fields) { return say(d, key, fields); };
       var view = container;
       if (!container.classList.contains("attnbook-view")) {
         view = container.appendChild(el("div", { "class": "attnbook-view", "data-kind": "attention" }));
@@ -167,6 +166,7 @@
     }
 
     function initAttention(view, d) {
+      var T = function (key, fields) { return say(d, key, fields); };
       var st = { s: 0, layer: 0, head: 0, locked: null, q: d.sentences[0].query };
       var panels = all(view, ".attnbook-sentence");
       var status = view.querySelector(".attnbook-status");

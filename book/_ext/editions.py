@@ -1,0 +1,85 @@
+"""The book's two editions, English (``.``) and Chinese (``zh/``), built as one site.
+
+The Chinese site is written into ``zh/`` under the English one, and both have the same page
+names (``tests/test_editions.py`` checks it), so every page links to its counterpart with a
+relative URL: ``book/03_why_many_heads.html`` ↔ ``zh/book/03_why_many_heads.html``. The link sits
+at the top of the article and in the page's ``<head>`` (``rel="alternate"`` with ``hreflang``).
+
+For the Chinese edition it also gives Sphinx's Chinese search (jieba) the glossary's Chinese
+terms as words, so that a search for 多头注意力 finds the pages that use the whole term, not
+only its pieces 多头 and 注意力.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+EDITIONS = {
+    "en": {"other": "zh", "label": "中文版", "title": "阅读本页的中文版", "hreflang": "zh-Hans"},
+    "zh": {
+        "other": "en",
+        "label": "English",
+        "title": "Read this page in English",
+        "hreflang": "en",
+    },
+}
+# The glossary's rows: | English | 中文 | where introduced |
+GLOSSARY_ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|")
+CJK = re.compile(r"[\u4e00-\u9fff]{2,}")
+
+
+def counterpart(pagename: str, edition: str) -> str:
+    """The relative URL, from ``pagename``, of the same page in the other edition."""
+    up = "../" * pagename.count("/")
+    to_other_root = "zh/" if edition == "en" else "../"
+    return f"{up}{to_other_root}{pagename}.html"
+
+
+def glossary_terms(path: Path) -> list[str]:
+    """The Chinese terms in the glossary's table (its second column), longest first."""
+    terms: set[str] = set()
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            match = GLOSSARY_ROW.match(line)
+            if match:
+                for part in re.split(r"[、/，,（）()\s]+", match.group(2)):
+                    if CJK.fullmatch(part):
+                        terms.add(part)
+    return sorted(terms, key=lambda t: (-len(t), t))
+
+
+def _search_dictionary(app, config) -> None:
+    if config.attnbook_edition != "zh":
+        return
+    terms = glossary_terms(Path(app.srcdir) / "book" / "glossary.md")
+    words = Path(app.doctreedir) / "search_terms.txt"
+    words.parent.mkdir(parents=True, exist_ok=True)
+    # jieba's user dictionary: one word per line, with a frequency high enough to be kept whole.
+    words.write_text("".join(f"{t} 100000\n" for t in terms), encoding="utf-8")
+    config.html_search_options = {**(config.html_search_options or {}), "dict": str(words)}
+
+
+def _link_counterpart(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+    edition = app.config.attnbook_edition
+    info = EDITIONS[edition]
+    href = html.escape(counterpart(pagename, edition))
+    context["metatags"] = context.get("metatags", "") + (
+        f'\n<link rel="alternate" hreflang="{info["hreflang"]}" href="{href}" />'
+    )
+    if "body" in context:
+        link = (
+            f'<p class="attnbook-edition"><a class="attnbook-edition-link" href="{href}" '
+            f'hreflang="{info["hreflang"]}" lang="{info["hreflang"]}" title="{info["title"]}">'
+            f"{info['label']}</a></p>\n"
+        )
+        context["body"] = link + context["body"]
+
+
+def setup(app) -> dict[str, Any]:
+    app.add_config_value("attnbook_edition", "en", "html", types=[str])
+    app.connect("config-inited", _search_dictionary)
+    app.connect("html-page-context", _link_counterpart)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
