@@ -54,10 +54,10 @@ FIGURES = {
     "dot_product_profiles": lambda lang: dot_product_profiles({"": TABLE}, 2, lang=lang),
     "dot_product_by_offset": lambda lang: dot_product_by_offset(TABLE, title="", lang=lang),
     "layer_gradient_norms": lambda lang: layer_gradient_norms(
-        {"": [1.0, 2.0]}, title="", ylabel="", lang=lang
+        {"头": [1.0, 2.0]}, title="", ylabel="", lang=lang
     ),
     "norms_against_depth": lambda lang: norms_against_depth(
-        [1, 2, 4], {"": [1.0, 0.7, 0.5]}, title="", ylabel="", lang=lang
+        [1, 2, 4], {"头": [1.0, 0.7, 0.5]}, title="", ylabel="", lang=lang
     ),
 }
 

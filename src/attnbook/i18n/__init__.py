@@ -34,7 +34,7 @@ __all__ = [
     "language",
 ]
 
-#: The editions' languages: English and (simplified) Chinese.
+#: The languages of the two editions, English and (simplified) Chinese.
 LANGUAGES = ("en", "zh")
 
 _state = {"lang": "en"}
