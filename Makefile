@@ -65,9 +65,14 @@ _vendor/.installed: node_modules/.installed scripts/vendor_assets.py
 	$(BIN)/python scripts/vendor_assets.py
 	touch $@
 
+# The two editions build at the same time, one per core; the Chinese build's log is shown after
+# the English one's (and the target fails if either build does).
 site: setup
-	$(JB)
-	$(JB_ZH)
+	@mkdir -p $(ZH_OUT)
+	$(JB_ZH) > $(ZH_OUT)/build.log 2>&1 & zh=$$!; \
+	$(JB); en=$$?; \
+	wait $$zh; zhs=$$?; cat $(ZH_OUT)/build.log; \
+	test $$en = 0 -a $$zhs = 0
 	rm -rf $(SITE)/zh
 	cp -r $(ZH_OUT)/_build/html $(SITE)/zh
 

@@ -138,16 +138,18 @@ def live(offline_page, server):
 PANEL = ".attnbook-live-panel"
 
 
-def run_sentence(page, text: str | None) -> dict:
-    """Type ``text`` (None: leave the box as it is), press Run, return the script's result."""
+def run_sentence(page, text: str | None, *, label: str = "Your sentence", run: str = "Run") -> dict:
+    """Type ``text`` (None: leave the box as it is), press Run, return the script's result.
+    ``label`` and ``run``: the text box's label and the button's name (the Chinese panel's
+    are 你的句子… and 运行)."""
     panel = page.locator(PANEL).first
     if not panel.locator("details").evaluate("d => d.open"):
         panel.locator("summary").click()
         page.wait_for_function(f"() => document.querySelector('{PANEL}').lastResult")
     panel.evaluate("p => { p.lastResult = null; }")
     if text is not None:
-        panel.get_by_label("Your sentence").fill(text)
-    panel.get_by_role("button", name="Run", exact=True).click()
+        panel.get_by_label(label).fill(text)
+    panel.get_by_role("button", name=run, exact=True).click()
     page.wait_for_function(f"() => document.querySelector('{PANEL}').lastResult")
     return panel.evaluate("p => p.lastResult")
 
@@ -302,12 +304,14 @@ def test_a_missing_model_file_is_said_plainly(offline_page, server):
     assert page.locator(f"{PANEL} .attnbook-live-drawing").inner_html() == ""
 
 
-def test_the_panel_on_chapter_7_runs_the_model(browser):
-    chapter = SITE / CHAPTER
+@pytest.mark.parametrize("edition", ["", "zh/"], ids=["English", "Chinese"])
+def test_the_panel_on_chapter_7_runs_the_model(browser, edition):
+    chapter = SITE / edition / CHAPTER
     if not chapter.exists():
         pytest.skip(f"no built book at {SITE}")
-    assert "attnbook-live" in chapter.read_text(encoding="utf-8"), f"{CHAPTER} lost its live panel"
-    assert (SITE / "_static" / "models" / MODEL_FILE).read_bytes() == CHECKPOINT.read_bytes()
+    assert "attnbook-live" in chapter.read_text(encoding="utf-8"), f"{chapter} lost its live panel"
+    models = SITE / edition / "_static" / "models"
+    assert (models / MODEL_FILE).read_bytes() == CHECKPOINT.read_bytes()
     requests: list[str] = []
     handler = type("Handler", (_LoggingHandler,), {"requests": requests})
     httpd = http.server.ThreadingHTTPServer(
@@ -317,15 +321,22 @@ def test_the_panel_on_chapter_7_runs_the_model(browser):
     offline = OfflinePage(browser)
     try:
         page = offline.page
-        page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/{CHAPTER}", wait_until="load")
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/{edition}{CHAPTER}"
+        page.goto(url, wait_until="load")
         page.wait_for_timeout(300)
         assert not any(MODEL_FILE in r for r in requests), "fetched before the panel was opened"
+        words = {"label": "你的句子", "run": "运行"} if edition else {}
         for text in (ENGLISH, CHINESE):
-            result = run_sentence(page, text)
+            result = run_sentence(page, text, **words)
             weights_diff, probs_diff = max_difference(result, reference(text))
             assert weights_diff < TOLERANCE and probs_diff < TOLERANCE
             assert result["answer"] == int(reference(text)["probs"].argmax())
-        assert [r for r in requests if MODEL_FILE in r] == [f"/_static/models/{MODEL_FILE}"]
+        assert [r for r in requests if MODEL_FILE in r] == [
+            f"/{edition}_static/models/{MODEL_FILE}"
+        ]
+        if edition:  # the Chinese page's panel speaks Chinese
+            message = page.locator(".attnbook-live-message").first.text_content()
+            assert message.startswith("已在 ") and message.endswith(" 个词元上运行模型。"), message
         assert offline.blocked == []
         assert [e for e in offline.errors if not any(n.match(e) for n in KNOWN_CONSOLE_NOISE)] == []
     finally:
