@@ -139,7 +139,11 @@ class Report:
         return bool(self.lines) and all(ok for ok, _ in self.lines)
 
     def check(self, ok: bool, message: str) -> bool:
-        self.lines.append((bool(ok), tr(message)))
+        """Record one case; ``message`` is the English text (shown in the current language)."""
+        return self._record(ok, tr(message))
+
+    def _record(self, ok: bool, shown: str) -> bool:
+        self.lines.append((bool(ok), shown))
         return bool(ok)
 
     def run(self, description: str, case: Callable[[], str | None]) -> bool:
@@ -158,7 +162,7 @@ class Report:
             description = tr("{description}: {problem}").format(
                 description=description, problem=problem
             )
-        return self.check(problem is None, description)
+        return self._record(problem is None, description)  # translated above, once
 
     def __str__(self) -> str:
         verdict = tr("all checks passed") if self.passed else tr("not yet")

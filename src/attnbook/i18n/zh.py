@@ -28,6 +28,8 @@ STRINGS: dict[str, str] = {
     "query": "查询",
     "key": "键",
     "layer {layer}": "第 {layer} 层",
+    "layer {i}": "第 {i} 层",
+    "head {i}": "头 {i}",
     # efficient attention (attnbook.viz.efficient)
     "sequence length n": "序列长度 n",
     "slope": "斜率",

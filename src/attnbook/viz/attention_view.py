@@ -43,6 +43,7 @@ __all__ = [
     "ROW_PX",
     "VIEW_TEXT",
     "view_text",
+    "default_names",
 ]
 
 #: Height of one token row in CSS pixels (the script's ``row``; attnview.css's ``--attnbook-row``).
@@ -157,10 +158,16 @@ def _sentence(label: str, spec: Mapping) -> dict:
     }
 
 
+def default_names(n: int, what: str, lang: str | None = None) -> list[str]:
+    """The buttons' default names for ``n`` layers (``what="layer"``: "layer 0", ... or 第 0 层, ...)
+    or heads (``what="head"``: "head 0", ... or 头 0, ...), in ``lang``."""
+    template = tr({"layer": "layer {i}", "head": "head {i}"}[what], lang)
+    return [template.format(i=i) for i in range(n)]
+
+
 def _names(names: Sequence[str] | None, n: int, what: str, lang: str | None) -> list[str]:
     if names is None:
-        template = tr("layer {layer}" if what == "layer" else "head {h}", lang)
-        return [template.format(layer=i, h=i) for i in range(n)]
+        return default_names(n, what, lang)
     names = [str(x) for x in names]
     if len(names) != n:
         raise ValueError(f"{what}_names has {len(names)} entries; the weights have {n} {what}s")

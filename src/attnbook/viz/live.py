@@ -32,7 +32,7 @@ from attnbook.i18n import tr
 from attnbook.tasks.coref import CorefTask
 from attnbook.tasks.coref_lexicon import LEXICON
 from attnbook.tasks.vocab import Vocabulary, tokenize
-from attnbook.viz.attention_view import HEAD_COLORS, ROW_PX, view_text
+from attnbook.viz.attention_view import HEAD_COLORS, ROW_PX, default_names, view_text
 from attnbook.viz.web import HTMLView, asset, element_id
 
 __all__ = [
@@ -181,8 +181,8 @@ def live_panel(
         "examples": examples,
         "known": [known_tokens("en", lang), known_tokens("zh", lang)],
         "offsite": tr(OFFSITE, lang),
-        "layers": [tr("layer {layer}", lang).format(layer=i) for i in range(layers)],
-        "heads": [tr("head {h}", lang).format(h=h) for h in range(heads)],
+        "layers": default_names(layers, "layer", lang),
+        "heads": default_names(heads, "head", lang),
         "text": {**view_text(lang), **{k: tr(v, lang) for k, v in LIVE_TEXT.items()}},
         "colors": [HEAD_COLORS[h % len(HEAD_COLORS)] for h in range(heads)],
         "row": ROW_PX,
