@@ -152,6 +152,10 @@ def fused_attention(
     # PyTorch 2.13 already returns 0 for rows with no allowed key (CPU kernels, bool or -inf
     # float masks), but older releases and some backends gave NaN; do not depend on it.
     empty = rows_without_keys(mask)  # (..., L, 1)
+    if not empty.any():  # the common case: skip two copies of the mask and of the output
+        return F.scaled_dot_product_attention(
+            query, key, value, attn_mask=mask, dropout_p=dropout_p, scale=scale / temperature
+        )
     mask = mask.masked_fill(empty, True if mask.dtype == torch.bool else 0.0)
     output = F.scaled_dot_product_attention(
         query, key, value, attn_mask=mask, dropout_p=dropout_p, scale=scale / temperature
@@ -210,8 +214,10 @@ def check_attention_inputs(
             "key and value must have the same length S (dim -2); got "
             f"key {tuple(key.shape)} and value {tuple(value.shape)}"
         )
-    try:
-        batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    try:  # equal batch shapes, the common case, skip torch.broadcast_shapes (slow in Python)
+        batch = query.shape[:-2]
+        if not batch == key.shape[:-2] == value.shape[:-2]:
+            batch = torch.broadcast_shapes(batch, key.shape[:-2], value.shape[:-2])
     except RuntimeError:
         raise ValueError(
             "batch dimensions of query, key and value must be broadcastable; got "

@@ -79,10 +79,12 @@ def check_mask(mask: Tensor, name: str = "attn_mask") -> None:
 
 def check_broadcastable(mask: Tensor, target: Sequence[int], name: str = "attn_mask") -> None:
     """Raise ``ValueError`` unless ``mask`` broadcasts to ``target`` = (..., L, S)."""
-    try:
-        fits = torch.broadcast_shapes(mask.shape, tuple(target)) == tuple(target)
-    except RuntimeError:
-        fits = False
+    target = tuple(target)
+    # Each of the mask's trailing sizes is 1 or the target's (torch.broadcast_shapes(mask.shape,
+    # target) == target, without its cost in Python).
+    fits = mask.dim() <= len(target) and all(
+        m in (1, t) for m, t in zip(reversed(mask.shape), reversed(target))
+    )
     if not fits:
         raise ValueError(
             f"{name} must be broadcastable to (..., L, S) = {tuple(target)}; "
@@ -120,8 +122,12 @@ def rows_without_keys(mask: Tensor) -> Tensor:
     Returns:
         bool tensor of shape (..., L, 1).
     """
-    forbidden = ~mask if mask.dtype == torch.bool else torch.isneginf(mask)
-    return forbidden.all(dim=-1, keepdim=True)  # (..., L, 1)
+    if mask.dtype == torch.bool:
+        return ~mask.any(dim=-1, keepdim=True)  # (..., L, 1)
+    if mask.size(-1) == 0:  # no keys at all: every row is empty (amax needs one element)
+        return mask.new_ones((*mask.shape[:-1], 1), dtype=torch.bool)
+    # One pass over the mask: a row forbids every key exactly when its largest entry is -inf.
+    return mask.amax(dim=-1, keepdim=True) == float("-inf")  # (..., L, 1)
 
 
 def _inverted(mask: Tensor) -> Tensor:

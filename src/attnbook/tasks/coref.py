@@ -35,6 +35,7 @@ Shape legend: N batch, S padded sentence length.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from collections.abc import Sequence
@@ -45,7 +46,7 @@ import torch
 from torch import Tensor
 
 from attnbook.tasks.coref_lexicon import LEXICON, gender_of
-from attnbook.tasks.vocab import Vocabulary, tokenize
+from attnbook.tasks.vocab import Vocabulary, pad_rows, tokenize
 
 __all__ = [
     "Example",
@@ -57,6 +58,13 @@ __all__ = [
     "PEOPLE",
     "LEXICON",
 ]
+
+
+@functools.cache
+def _words(text: str) -> tuple[str, ...]:
+    """``tokenize(text)``, remembered: sentences are built from the same few lexicon phrases."""
+    return tuple(tokenize(text))
+
 
 Language = Literal["en", "zh"]
 Task = Literal["cue", "agreement"]
@@ -187,7 +195,6 @@ class CorefTask:
                 chosen = (antecedent, rival, cue_rival, mirror)
                 pool = [n for n in self.lex[gender] + self.lex[other] if n not in chosen]
                 names = [*chosen, *rng.sample(pool, n_people - 4)]
-            pairs = {frozenset(p) for p in itertools.combinations(names, 2)}
             if split == "pairs":
                 # Both same-gender pairs held out, so that "the one whose gender has a held-out
                 # pair here" cannot tell the antecedent from the cue rival.
@@ -200,7 +207,9 @@ class CorefTask:
                     <= self.heldout_pairs
                 ):
                     break
-            elif not pairs & self.heldout_pairs:
+            elif not any(
+                frozenset(p) in self.heldout_pairs for p in itertools.combinations(names, 2)
+            ):
                 break
         if self.task == "agreement":
             people = [(antecedent, verb), *((n, rng.choice(verbs)) for n in names[1:])]
@@ -244,7 +253,7 @@ class CorefTask:
         elif not 0.0 <= filler_p <= 1.0:
             raise ValueError(f"filler_p must be in [0, 1]; got {filler_p}")
         people, gender, verb = self._people(rng, n_people, split)
-        lex, words = self.lex, tokenize
+        lex, words = self.lex, _words
         tokens: list[str] = []
         if rng.random() < filler_p:
             tokens += words(rng.choice(lex["openers"]))
@@ -340,12 +349,10 @@ def collate(examples: Sequence[Example], vocab: Vocabulary) -> Batch:
     """Encode and pad ``examples`` into one :class:`Batch`."""
     if not examples:
         raise ValueError("collate needs at least one example")
-    S = max(len(e.tokens) for e in examples)
-    tokens = torch.full((len(examples), S), vocab.pad_id, dtype=torch.long)  # (N, S)
-    candidates = torch.zeros(len(examples), S, dtype=torch.bool)  # (N, S)
-    for n, e in enumerate(examples):
-        tokens[n, : len(e.tokens)] = torch.tensor(vocab.encode(e.tokens))
-        candidates[n, list(e.candidates)] = True
+    tokens = pad_rows([vocab.encode(e.tokens) for e in examples], vocab.pad_id)  # (N, S)
+    candidates = torch.zeros(tokens.shape, dtype=torch.bool)  # (N, S)
+    rows = [n for n, e in enumerate(examples) for _ in e.candidates]
+    candidates[rows, [c for e in examples for c in e.candidates]] = True
     return Batch(
         tokens=tokens,
         key_padding_mask=tokens == vocab.pad_id,
