@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
@@ -22,6 +23,13 @@ SITE = Path(os.environ.get("ATTNBOOK_SITE", ROOT / "_build" / "html"))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 LOCAL_SCHEMES = {"file", "data", "blob", "about"}
+# The URLs that is_local rejects, as one pattern that Playwright's driver matches itself: only a
+# request that leaves the machine is routed to Python (to be blocked and recorded); a local one
+# never makes the round trip (test_site checks that the two agree).
+NON_LOCAL = re.compile(
+    r"^(?!(?:file|data|blob|about):|[a-z][a-z0-9+.-]*://(?:127\.0\.0\.1|localhost)(?::\d+)?(?:[/?#]|$))",
+    re.IGNORECASE,
+)
 
 # Chromium flags for a closed network: without the background-networking ones Chromium keeps
 # trying to reach Google's update and sync services.
@@ -116,7 +124,7 @@ class OfflinePage:
         self.blocked: list[str] = []
         self.sizes: dict[str, int] = {}  # url -> bytes of the response body
         self.errors: list[str] = []
-        self.context.route("**/*", self._route)
+        self.context.route(NON_LOCAL, self._route)
         self.page = self.context.new_page()
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
@@ -130,6 +138,12 @@ class OfflinePage:
             route.abort()
 
     def _response(self, response) -> None:
+        # The server's Content-Length (the files are sent uncompressed) spares copying every
+        # body from the browser to Python; a response without one is measured by its body.
+        length = response.headers.get("content-length")
+        if length is not None:
+            self.sizes[response.url] = int(length)
+            return
         try:
             self.sizes[response.url] = len(response.body())
         except Exception:  # a redirect or an aborted request has no body

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import SITE, site_pages
+from conftest import NON_LOCAL, SITE, is_local, site_pages
 from test_readable import check_readable
 
 # Console messages that are not ours and do not affect the page. Keep this list short and say
@@ -35,6 +35,29 @@ BROKEN_IMAGES = """() => Array.from(document.images)
 # The book's views (attnbook.viz.web): each initialises itself from its inline script.
 VIEWS = """() => Array.from(document.querySelectorAll('.attnbook-view'))
   .map(v => v.dataset.ready === '1')"""
+
+
+def test_the_network_filter_routes_exactly_the_requests_that_leave_the_machine():
+    urls = {
+        "http://127.0.0.1:8000/book/intro.html": True,
+        "http://127.0.0.1/": True,
+        "http://localhost:5/x.js?v=1": True,
+        "HTTP://LOCALHOST:5/x.js": True,
+        "file:///tmp/site/book/intro.html": True,
+        "data:image/png;base64,AAAA": True,
+        "blob:http://127.0.0.1:8000/1234": True,
+        "about:blank": True,
+        "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js": False,
+        "http://127.0.0.1.evil.example/": False,
+        "http://localhost.example.com/": False,
+        "https://fonts.googleapis.com/css?family=Lato": False,
+        "http://[::1]:8000/": False,
+        "ws://127.0.0.1:8000/": True,
+        "http://localhost:5@evil.example/": False,
+    }
+    for url, local in urls.items():
+        assert is_local(url) == local, url
+        assert (NON_LOCAL.search(url) is None) == local, url
 
 
 def test_site_has_pages():
