@@ -152,15 +152,13 @@ def fused_attention(
     # PyTorch 2.13 already returns 0 for rows with no allowed key (CPU kernels, bool or -inf
     # float masks), but older releases and some backends gave NaN; do not depend on it.
     empty = rows_without_keys(mask)  # (..., L, 1)
-    if not empty.any():  # the common case: skip two copies of the mask and of the output
-        return F.scaled_dot_product_attention(
-            query, key, value, attn_mask=mask, dropout_p=dropout_p, scale=scale / temperature
-        )
-    mask = mask.masked_fill(empty, True if mask.dtype == torch.bool else 0.0)
+    some_empty = bool(empty.any())  # usually not: then the mask and the output are not copied
+    if some_empty:
+        mask = mask.masked_fill(empty, True if mask.dtype == torch.bool else 0.0)
     output = F.scaled_dot_product_attention(
         query, key, value, attn_mask=mask, dropout_p=dropout_p, scale=scale / temperature
     )
-    return output.masked_fill(empty, 0.0)  # (..., L, Ev)
+    return output.masked_fill(empty, 0.0) if some_empty else output  # (..., L, Ev)
 
 
 def check_attention_inputs(
