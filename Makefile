@@ -52,8 +52,7 @@ setup: $(VENV)/.installed node_modules/.installed _vendor/.installed
 $(VENV)/.installed: requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; the book needs Python 3.11 (or run: make PYTHON=python3 ...)"; exit 1; }
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	scripts/install_requirements.sh $(BIN)
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
