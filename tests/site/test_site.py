@@ -116,9 +116,12 @@ ZH_READABLE = {
 @pytest.mark.site
 @pytest.mark.parametrize("page", PAGES)
 def test_page_works_offline_and_is_readable(offline_page, site_url, page):
-    """Works offline (above), and is light, sharp, described, accessible and fits a phone
-    (test_readable.check_readable): every English page, the Chinese pages of ZH_READABLE."""
+    """Works offline (above); every view on it responds without a kernel (check_views); and it
+    is light, sharp, described, accessible and fits a phone (test_readable.check_readable):
+    every English page, the Chinese pages of ZH_READABLE. One visit per page does all three."""
     check_page(offline_page, f"{site_url}/{page}")
+    if page in VIEW_PAGES:
+        check_views(offline_page, page)
     if not page.startswith("zh/") or page in ZH_READABLE:
         check_readable(offline_page, page)
 
@@ -179,12 +182,11 @@ def switch_control(control) -> None:
         control.locator('button[aria-pressed="false"]').first.click()
 
 
-@pytest.mark.site
-@pytest.mark.parametrize("page", VIEW_PAGES)
-def test_every_view_responds_without_a_kernel(offline_page, site_url, page):
+def check_views(offline_page, page: str) -> None:
     """Every control of a figure view changes the figure on screen; pointing at another token of
-    an attention view changes the weights it shows, and so does another head."""
-    pg = open_page(offline_page, f"{site_url}/{page}")
+    an attention view changes the weights it shows, and so does another head. Run by
+    test_page_works_offline_and_is_readable on every page of VIEW_PAGES, on the page it opened."""
+    pg = offline_page.page
     views = pg.locator(".attnbook-view")
     assert views.count() > 0
     for i in range(views.count()):
@@ -216,5 +218,7 @@ def test_every_view_responds_without_a_kernel(offline_page, site_url, page):
                 heads.nth(1).click()
                 queries.nth(last).hover()
                 assert panel.evaluate(KEY_WEIGHTS) != second, f"{page}, view {i}: head switch"
-    assert offline_page.blocked == []
+    assert offline_page.blocked == [], (
+        f"{page}: the views asked the network for {offline_page.blocked}"
+    )
     assert noise_free(offline_page.errors) == [], f"{page}: console errors {offline_page.errors}"
