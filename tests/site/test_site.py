@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import NON_LOCAL, SITE, is_local, site_pages
 from test_readable import check_readable
+
+from conftest import NON_LOCAL, SITE, is_local, site_pages
 
 # Console messages that are not ours and do not affect the page. Keep this list short and say
 # why each entry is harmless.
