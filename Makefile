@@ -88,7 +88,7 @@ check-system:
 # included; the Python files must also be formatted as `ruff format` leaves them.
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check src tests scripts benchmarks book/_ext conftest.py
+	$(BIN)/ruff format --check src tests scripts benchmarks book/_ext
 
 unit: setup
 	$(BIN)/pytest tests --ignore=tests/site -q -p no:cacheprovider

@@ -8,7 +8,6 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
-
 from conftest import SITE, site_pages
 
 PAGES = site_pages()

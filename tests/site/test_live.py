@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import CHROMIUM, ROOT, SITE, OfflinePage
 from test_site import KNOWN_CONSOLE_NOISE
 
 from attnbook.checkpoint import load_checkpoint
@@ -30,7 +31,6 @@ from attnbook.tasks.coref import CorefTask
 from attnbook.tasks.vocab import tokenize
 from attnbook.viz.explorer import PRONOUNS
 from attnbook.viz.live import EXAMPLES, MODEL_FILE, OFFSITE, detective_vocabulary, live_panel
-from conftest import CHROMIUM, ROOT, SITE, OfflinePage
 
 CHECKPOINT = ROOT / "book" / "checkpoints" / MODEL_FILE
 CHAPTER = "book/07_seeing_the_heads.html"

@@ -17,9 +17,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
+from conftest import ROOT, SITE, site_pages
 
 from attnbook.viz.style import ALT_KEY, DENSITY, MIN_TEXT_PX, TEXT_KEY
-from conftest import ROOT, SITE, site_pages
 
 PAGES = site_pages()
 CHAPTERS = [p for p in PAGES if re.match(r"book/(\d|appendix)", p) or p == "book/intro.html"]

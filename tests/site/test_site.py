@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_readable import check_readable
-
 from conftest import NON_LOCAL, SITE, is_local, site_pages
+from test_readable import check_readable
 
 # Console messages that are not ours and do not affect the page. Keep this list short and say
 # why each entry is harmless.

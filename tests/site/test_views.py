@@ -19,6 +19,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from conftest import CHROMIUM, ROOT, OfflinePage
 
 from attnbook.viz.attention_view import (
     attention_view,
@@ -29,7 +30,6 @@ from attnbook.viz.attention_view import (
 )
 from attnbook.viz.style import set_alt
 from attnbook.viz.web import figure_explorer
-from conftest import CHROMIUM, ROOT, OfflinePage
 
 
 def _keep_these_tests(config, items) -> None:
