@@ -44,7 +44,7 @@ CPU_KERNELS = $(BIN)/python -c "import torch; print('PyTorch', torch.__version__
 TORCH_LATEST ?= 2.15.0
 VENV_LATEST  := .venv-torch-latest
 
-.PHONY: setup book site test lint unit nbval nbval-other-cpu nbval-zh nbval-both site-test notebooks checkpoints bench lab \
+.PHONY: setup book site test lint unit nbval nbval-other-cpu nbval-zh site-test notebooks checkpoints bench lab \
 	clean check-system test-torch-latest
 
 setup: $(VENV)/.installed node_modules/.installed _vendor/.installed
@@ -113,15 +113,7 @@ nbval-zh: setup
 site-test: check-system site
 	ATTNBOOK_REQUIRE_SITE=1 $(BIN)/pytest tests/site -q -p no:cacheprovider -n $(NBVAL_WORKERS)
 
-# Both editions' notebooks in one session: the English ones on this machine's kernels, the
-# Chinese ones on OTHER_CPU's (conftest.py sets them when each Chinese notebook's kernel starts),
-# one queue for the workers; the same checks as nbval and nbval-zh, without a second session.
-nbval-both: setup
-	@$(CPU_KERNELS) | sed 's/^/book\/: /'
-	@$(OTHER_CPU) $(CPU_KERNELS) | sed 's/^/zh\/book\/: /'
-	ATTNBOOK_ZH_KERNEL_ENV="$(OTHER_CPU)" $(ONE_THREAD) $(BIN)/pytest --nbval book zh/book $(NBVAL_FLAGS)
-
-test: check-system lint unit nbval-both site-test
+test: check-system lint unit nbval nbval-zh site-test
 
 notebooks: setup
 	$(BIN)/python scripts/execute_notebooks.py
