@@ -179,8 +179,7 @@ def test_every_code_token_colour_is_readable(offline_page, site_url):
           const spans = kinds.map(k => `<span class="${k}">token_${k} = 1</span>`).join('\\n');
           block.innerHTML = `<div class="highlight"><pre>${spans}</pre></div>`;
           document.querySelector('article').prepend(block);
-          return Array.from(block.querySelectorAll('pre span'))
-            .map(s => getComputedStyle(s).color).length;
+          return block.querySelectorAll('pre span').length;
         }""",
         kinds,
     )
