@@ -85,11 +85,30 @@ def test_a_missing_code_cell_a_syntax_error_and_english_prose_are_caught(check):
     assert any("the first code cell" in p for p in check(["a = 1"], ["a = 1"]))
 
 
-def _glossary_terms() -> list[str]:
+def _extension():
     spec = importlib.util.spec_from_file_location("ext_editions", ROOT / "book/_ext/editions.py")
     ext = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ext)
-    return ext.glossary_terms(ROOT / "zh" / "book" / "glossary.md")
+    return ext
+
+
+def _glossary_terms() -> list[str]:
+    return _extension().glossary_terms(ROOT / "zh" / "book" / "glossary.md")
+
+
+def test_the_chinese_search_splits_and_stems_as_sphinxs_does():
+    """The build's Chinese search (a set of Latin words, not Sphinx's list) indexes the same
+    words: the same split, and the same stem for a word it has seen and for one it has not."""
+    from sphinx.search.zh import SearchChinese
+
+    ours, sphinxs = _extension().chinese_search()({}), SearchChinese({})
+    assert isinstance(ours.latin_terms, set)
+    text = "多头注意力 (multi-head attention) is what its heads in GPT-2 were doing"
+    assert ours.split(text) == sphinxs.split(text)
+    # "its" and "abs" stem to two letters: Sphinx keeps such a word whole if a page had it.
+    for word in [*ours.split(text), "its", "abs", "running", "GPU"]:
+        assert ours.stem(word) == sphinxs.stem(word), word
+    assert (ours.stem("its"), ours.stem("abs")) == ("its", "ab")
 
 
 def test_the_glossary_terms_are_the_ones_the_chinese_chapters_use():

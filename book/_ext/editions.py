@@ -7,7 +7,9 @@ at the top of the article and in the page's ``<head>`` (``rel="alternate"`` with
 
 For the Chinese edition it also gives Sphinx's Chinese search (jieba) the glossary's Chinese
 terms as words, so that a search for 多头注意力 finds the pages that use the whole term, not
-only its pieces 多头 and 注意力.
+only its pieces 多头 and 注意力. And it keeps that search's Latin words in a set
+(:func:`chinese_search`): Sphinx 7.4 keeps them in a list, which made the Chinese build spend
+20 of its 50 seconds looking words up in it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,30 @@ def _search_dictionary(app, config) -> None:
     config.html_search_options = {**(config.html_search_options or {}), "dict": str(words)}
 
 
+def chinese_search():
+    """Sphinx's Chinese search language with its Latin words in a set instead of a list.
+
+    Sphinx 7.4's ``SearchChinese`` appends every Latin word of every page to a list and, for
+    each word it stems, asks whether the word is in that list: a scan that grows with the site
+    (53,000 scans, 21 s of a 51 s build). A set answers the same question at once, so the index
+    is the same, byte for byte. The class is made here, when the build imports Sphinx.
+    """
+    from sphinx.search import zh
+
+    class SearchChinese(zh.SearchChinese):
+        def init(self, options: dict[str, str]) -> None:
+            super().init(options)
+            self.latin_terms: set[str] = set()  # the one change: Sphinx's is a list
+
+        def split(self, input: str) -> list[str]:  # Sphinx 7.4's, adding to the set
+            chinese = list(zh.jieba.cut_for_search(input)) if zh.JIEBA else []
+            latin1 = [term.strip() for term in self.latin1_letters.findall(input)]
+            self.latin_terms.update(latin1)
+            return chinese + latin1
+
+    return SearchChinese
+
+
 def _link_counterpart(app, pagename: str, templatename: str, context: dict, doctree) -> None:
     edition = app.config.attnbook_edition
     info = EDITIONS[edition]
@@ -81,5 +107,6 @@ def _link_counterpart(app, pagename: str, templatename: str, context: dict, doct
 def setup(app) -> dict[str, Any]:
     app.add_config_value("attnbook_edition", "en", "html", types=[str])
     app.connect("config-inited", _search_dictionary)
+    app.add_search_language(chinese_search())
     app.connect("html-page-context", _link_counterpart)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
