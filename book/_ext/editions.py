@@ -70,7 +70,9 @@ def chinese_search():
     Sphinx 7.4's ``SearchChinese`` appends every Latin word of every page to a list and, for
     each word it stems, asks whether the word is in that list: a scan that grows with the site
     (53,000 scans, 21 s of a 51 s build). A set answers the same question at once, so the index
-    is the same, byte for byte. The class is made here, when the build imports Sphinx.
+    is the same, byte for byte. Sphinx 8.1 made the same change (sphinx-doc/sphinx#12995); the
+    book pins 7.4.7 (requirements.txt), and this class can go when the pin reaches 8.1. It is
+    made here, when the build imports Sphinx.
     """
     from sphinx.search import zh
 
