@@ -64,6 +64,7 @@ _vendor/.installed: node_modules/.installed scripts/vendor_assets.py
 	$(BIN)/python scripts/vendor_assets.py
 	touch $@
 
+COPY_ZH_SITE = rm -rf $(SITE)/zh && cp -r $(ZH_OUT)/_build/html $(SITE)/zh
 # The two editions build at the same time, one per core; the Chinese build's log is shown after
 # the English one's (and the target fails if either build does).
 site: setup
@@ -73,7 +74,6 @@ site: setup
 	wait $$zh; zhs=$$?; cat $(ZH_OUT)/build.log; \
 	test $$en = 0 -a $$zhs = 0
 	$(COPY_ZH_SITE)
-COPY_ZH_SITE = rm -rf $(SITE)/zh && cp -r $(ZH_OUT)/_build/html $(SITE)/zh
 
 book: site
 	@echo

@@ -76,16 +76,13 @@ def chinese_search():
     """
     from sphinx.search import zh
 
+    class LatinWords(set):
+        extend = set.update  # what Sphinx's split calls on its list
+
     class SearchChinese(zh.SearchChinese):
         def init(self, options: dict[str, str]) -> None:
             super().init(options)
-            self.latin_terms: set[str] = set()  # the one change: Sphinx's is a list
-
-        def split(self, input: str) -> list[str]:  # Sphinx 7.4's, adding to the set
-            chinese = list(zh.jieba.cut_for_search(input)) if zh.JIEBA else []
-            latin1 = [term.strip() for term in self.latin1_letters.findall(input)]
-            self.latin_terms.update(latin1)
-            return chinese + latin1
+            self.latin_terms = LatinWords()  # the one change: Sphinx's is a list
 
     return SearchChinese
 
