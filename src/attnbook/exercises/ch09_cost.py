@@ -252,12 +252,8 @@ def check_block_attention(
         return tr("wrong for large scores: subtract the running maximum before exponentiating")
 
     def very_negative() -> str | None:
-        # Every score below -250 (each coordinate of q . k / sqrt(E) is below -125): exp of a
-        # score underflows to 0 in float32 unless the running maximum is subtracted first.
-        # Integer queries and keys in quarters make every score exact in float32, whatever the
-        # order of the sums: at scores near -2000 one rounding step is 1e-4, and two keys of a
-        # row 0.6 apart turned that into 1.2e-4 of difference from exact attention on another
-        # processor's kernels (AMD, AVX-512), failing a right answer.
+        # Every score below -250: exp underflows unless the running maximum is subtracted. Integer
+        # q, k in quarters: scores exact in float32 (near -2000 a rounding step is 1e-4 otherwise).
         q, k, v = random_qkv(6, 5, 11, 4, 3)
         q, k = -torch.round(1000 * (q.abs() + 0.5)), torch.round(4 * (k.abs() + 0.5)) / 4
         out = call(block_attention, q, k, v, 3)
