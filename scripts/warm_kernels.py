@@ -147,8 +147,13 @@ def serve(address: str) -> None:
         conn, _ = listener.accept()
         with conn:
             message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-            while not message.endswith(b"\n"):
-                message += conn.recv(1 << 20)
+            while message and not message.endswith(b"\n"):
+                chunk = conn.recv(1 << 20)
+                message = message + chunk if chunk else b""
+            if not message:  # the client went away before its request was whole
+                for fd in fds:
+                    os.close(fd)
+                continue
             request = json.loads(message)
             differ = sorted(
                 k
@@ -162,23 +167,32 @@ def serve(address: str) -> None:
                 if why not in refused:  # said once here: pytest may hide the client's stderr
                     refused.add(why)
                     print(f"warm_kernels: a cold kernel: {why}", file=sys.stderr, flush=True)
-                conn.sendall(json.dumps({"cold": why}).encode() + b"\n")
-                for fd in fds:
-                    os.close(fd)
+                reply(conn, {"cold": why}, fds)
                 continue
             pid = os.fork()
-            if pid == 0:
-                listener.close()
-                kernel(
-                    conn,
-                    fds,
-                    request["connection_file"],
-                    request["cwd"],
-                    {**request["env"], **added},
-                )  # never returns
-            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-            for fd in fds:
-                os.close(fd)
+            if pid == 0:  # the kernel: it never returns to this loop
+                try:
+                    listener.close()
+                    kernel(
+                        conn,
+                        fds,
+                        request["connection_file"],
+                        request["cwd"],
+                        {**request["env"], **added},
+                    )
+                finally:
+                    os._exit(1)  # only reached if the kernel could not start
+            reply(conn, {"pid": pid}, fds)
+
+
+def reply(conn: socket.socket, answer: dict, fds: list[int]) -> None:
+    """Answer a client (one that has gone away is not an error) and let go of its streams."""
+    try:
+        conn.sendall(json.dumps(answer).encode() + b"\n")
+    except OSError:
+        pass
+    for fd in fds:
+        os.close(fd)
 
 
 def kernel(conn: socket.socket, fds: list[int], connection_file: str, cwd: str, env: dict) -> None:
