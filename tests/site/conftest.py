@@ -126,6 +126,11 @@ class OfflinePage:
         self.errors: list[str] = []
         self.context.route(NON_LOCAL, self._route)
         self.page = self.context.new_page()
+        # Requests still loading (request -> URL): what a page that never goes idle waits for.
+        self.in_flight: dict[object, str] = {}
+        self.page.on("request", lambda request: self.in_flight.__setitem__(request, request.url))
+        self.page.on("requestfinished", lambda request: self.in_flight.pop(request, None))
+        self.page.on("requestfailed", lambda request: self.in_flight.pop(request, None))
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
         self.page.on("response", self._response)

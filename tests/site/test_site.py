@@ -4,6 +4,7 @@ request leaves the machine, and the console shows no error beyond known theme no
 from __future__ import annotations
 
 import re
+import warnings
 
 import pytest
 from conftest import NON_LOCAL, SITE, is_local, site_pages
@@ -74,6 +75,34 @@ def open_page(offline_page, url: str):
     return offline_page.page
 
 
+def wait_until_idle(offline_page, url: str):
+    """Wait until the page has loaded everything (no request for 0.5 s); reload it once if not.
+
+    In a few full runs of the site tests (stops 30 and 32), one static page of the site never went
+    idle within 30 s, and the same page then passed in seconds. A page that hangs again after a
+    reload fails, naming the requests it waits for; a transient hang is reported as a warning.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    page = offline_page.page
+    try:
+        page.wait_for_load_state("networkidle")
+        return page
+    except PlaywrightTimeoutError:
+        stuck = sorted(set(offline_page.in_flight.values()))
+        warnings.warn(
+            f"{url}: not idle after 30 s, still loading {stuck}; loading it again", stacklevel=2
+        )
+    offline_page.in_flight.clear()
+    page = open_page(offline_page, url)
+    try:
+        page.wait_for_load_state("networkidle")
+    except PlaywrightTimeoutError:
+        stuck = sorted(set(offline_page.in_flight.values()))
+        pytest.fail(f"{url}: not idle after 30 s, twice; still loading {stuck}")
+    return page
+
+
 def check_page(offline_page, url: str) -> None:
     page = open_page(offline_page, url)
     math = page.evaluate(MATH_TYPESET)
@@ -92,7 +121,7 @@ def check_page(offline_page, url: str) -> None:
     views = page.evaluate(VIEWS)
     assert all(views), f"{url}: {views.count(False)} of {len(views)} views did not start"
 
-    page.wait_for_load_state("networkidle")
+    page = wait_until_idle(offline_page, url)
     assert page.evaluate(BROKEN_IMAGES) == [], f"{url}: images that did not load"
     assert offline_page.blocked == [], f"{url} asked the network for {offline_page.blocked}"
     assert noise_free(offline_page.errors) == [], f"{url}: console errors {offline_page.errors}"
