@@ -76,31 +76,22 @@ def open_page(offline_page, url: str):
 
 
 def wait_until_idle(offline_page, url: str):
-    """Wait until the page has loaded everything (no request for 0.5 s); reload it once if not.
-
-    In a few full runs of the site tests (stops 30 and 32), one static page of the site never went
-    idle within 30 s, and the same page then passed in seconds. A page that hangs again after a
-    reload fails, naming the requests it waits for; a transient hang is reported as a warning.
-    """
-    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-
-    page = offline_page.page
-    try:
-        page.wait_for_load_state("networkidle")
-        return page
-    except PlaywrightTimeoutError:
-        stuck = sorted(set(offline_page.in_flight.values()))
+    """Wait until the page has loaded everything (no request for 0.5 s); load it once more if it
+    has not after 30 s. A page still loading after the second visit fails, naming what it
+    waits for; a transient hang (the test server's, say) is reported as a warning."""
+    if not offline_page.wait_until_quiet():
         warnings.warn(
-            f"{url}: not idle after 30 s, still loading {stuck}; loading it again", stacklevel=2
+            f"{url}: not idle after 30 s, still loading {offline_page.still_loading()}; "
+            "loading it again",
+            stacklevel=2,
         )
-    offline_page.in_flight.clear()
-    page = open_page(offline_page, url)
-    try:
-        page.wait_for_load_state("networkidle")
-    except PlaywrightTimeoutError:
-        stuck = sorted(set(offline_page.in_flight.values()))
-        pytest.fail(f"{url}: not idle after 30 s, twice; still loading {stuck}")
-    return page
+        offline_page.in_flight.clear()
+        open_page(offline_page, url)
+        if not offline_page.wait_until_quiet():
+            pytest.fail(
+                f"{url}: not idle after 30 s, twice; still loading {offline_page.still_loading()}"
+            )
+    return offline_page.page
 
 
 def check_page(offline_page, url: str) -> None:
