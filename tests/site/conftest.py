@@ -150,10 +150,10 @@ class OfflinePage:
         """Wait until no request has been in flight for ``quiet`` seconds (what Playwright's
         "networkidle" means); False if that has not happened after ``timeout`` seconds.
 
-        Playwright's own wait_for_load_state("networkidle") hung now and then for 30 s on a page
-        with nothing in flight by its own request events (microsoft/playwright#19835; here in
-        stops 30 and 32 and once on 2026-12-02, each time "still loading []"); this wait counts
-        the same events and cannot disagree with them.
+        Playwright's own wait_for_load_state("networkidle") hung now and then for 30 s (stops 30
+        and 32; microsoft/playwright#19835), once with nothing in flight by the page's request
+        events ("still loading []", zh/book/20_outlook.html); this wait counts those events and
+        cannot disagree with them.
         """
         deadline = time.monotonic() + timeout
         while True:
