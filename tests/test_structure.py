@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "attnbook"
-CORE = {"attention", "masks", "mha", "positional", "blocks", "transformer"}
+CORE = {"attention", "masks", "mha", "positional", "blocks", "transformer", "values"}
 
 
 def module_name(path: Path) -> str:

@@ -29,6 +29,7 @@ from attnbook.masks import (
     merge_masks,
     rows_without_keys,
 )
+from attnbook.values import has_values
 
 __all__ = ["scaled_dot_product_attention", "fused_attention", "check_attention_inputs"]
 
@@ -127,6 +128,13 @@ def fused_attention(
     Returns:
         output of shape (..., L, Ev).
     """
+    if not all(has_values(t) for t in (query, key, value)):
+        # Under torch.func.vmap (fit_together) PyTorch's fused CPU kernel has no batching rule
+        # and would run once per member; the same attention written with matmul and softmax is
+        # batched like any other operation.
+        return scaled_dot_product_attention(
+            query, key, value, attn_mask, dropout_p, is_causal, scale, temperature=temperature
+        )[0]
     if is_causal and attn_mask is None:
         # Let PyTorch apply the causal restriction itself: its kernels skip the masked blocks.
         _, scale = check_attention_inputs(

@@ -25,6 +25,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from attnbook.values import has_values
+
 __all__ = ["GRUConfig", "GRUSeq2Seq", "GRUState"]
 
 
@@ -67,7 +69,7 @@ def _check_tokens(tokens: object, name: str, vocab_size: int, dims: int = 2) -> 
     if dims == 2 and tokens.size(1) == 0:
         raise ValueError(f"{name} must have at least one position; got shape {tuple(tokens.shape)}")
     outside = (tokens < 0) | (tokens >= vocab_size)
-    if outside.any():
+    if has_values(outside) and outside.any():
         where = [int(i) for i in outside.nonzero()[0]]
         raise ValueError(
             f"{name} ids must be in [0, vocab_size = {vocab_size}); got id "

@@ -31,6 +31,7 @@ from attnbook.blocks import DecoderBlock
 from attnbook.mha import MultiHeadAttention, merge_heads, split_heads
 from attnbook.positional import TransformerEmbedding
 from attnbook.transformer import Decoder, Encoder
+from attnbook.values import has_values
 
 __all__ = ["Seq2SeqConfig", "Seq2SeqTransformer", "KVCache", "seq2seq_loss", "greedy_decode"]
 
@@ -135,7 +136,7 @@ class Seq2SeqTransformer(nn.Module):
             )
         V = self.config.vocab_size
         outside = (tokens < 0) | (tokens >= V)
-        if outside.any():
+        if has_values(outside) and outside.any():
             where = tuple(int(i) for i in outside.nonzero()[0])
             raise ValueError(
                 f"{name} ids must be in [0, vocab_size = {V}); got id {int(tokens[where])} "
