@@ -107,3 +107,19 @@ def test_bad_arguments_are_named():
         S.paragraphs(-1)
     with pytest.raises(ValueError, match="batch"):
         S.collate([], S.vocabulary())
+
+
+@pytest.mark.parametrize("split", S.SPLITS)
+def test_the_decision_on_topic_rule_is_right_on_every_split(split):
+    # The strongest cheap rule reads word occurrence only; the generator makes it exact.
+    assert S.decision_on_topic_baseline(S.paragraphs(300, split, seed=4)) == 1.0
+
+
+def test_decision_on_topic_reads_which_words_occur_where():
+    sentences = [
+        ["the", "board", "approved", "the", "park", "."],
+        ["the", "board", "delayed", "the", "bridge", "."],
+        ["the", "bridge", "will", "cost", "two", "million", "."],
+    ]
+    assert S.decision_on_topic(sentences) == 1
+    assert S.decision_on_topic(sentences[:2]) == 0  # no project mentioned elsewhere: the first
