@@ -5,9 +5,10 @@
 #               the site in Chromium
 # Others:
 #   make notebooks   re-execute every notebook in a fresh kernel and store its outputs
-#   make checkpoints retrain the committed models that chapters 7-8 study (rarely; see README)
+#   make checkpoints retrain the committed models that chapters 7-8 study (rarely; see CONTRIBUTING.md)
 #   make bench       benchmarks (not tests): attnbook vs PyTorch, efficient attention sweeps
 #   make lab         open JupyterLab: the chapters in book/ (English) and zh/book/ (Chinese)
+#   make serve       build the site, then serve it on http://127.0.0.1:8000/ (PORT=... for another)
 #   make test-torch-latest   unit tests and notebooks under the newest PyTorch (a second venv)
 
 PYTHON ?= python3.11
@@ -51,8 +52,8 @@ CPU_KERNELS = $(BIN)/python -c "import torch; print('PyTorch', torch.__version__
 TORCH_LATEST ?= 2.15.0
 VENV_LATEST  := .venv-torch-latest
 
-.PHONY: setup book site test lint unit unit-and-site nbval nbval-other-cpu nbval-zh site-test notebooks checkpoints bench lab \
-	clean check-system test-torch-latest
+.PHONY: setup book site serve test lint unit unit-and-site nbval nbval-other-cpu nbval-zh site-test notebooks checkpoints \
+	bench lab clean check-system test-torch-latest
 
 setup: $(VENV)/.installed node_modules/.installed _vendor/.installed
 
@@ -87,15 +88,25 @@ book: site
 	@echo "The site is in $(SITE)/ — open $(SITE)/index.html in a browser (no server needed);"
 	@echo "the Chinese edition is in $(SITE)/zh/ (中文版：$(SITE)/zh/index.html)."
 
+# The built site on this machine only (127.0.0.1), for readers who prefer a server to opening the
+# files; Ctrl-C stops it. `make serve PORT=8080` picks another port.
+PORT ?= 8000
+serve: site
+	@echo
+	@echo "Serving $(SITE)/ at http://127.0.0.1:$(PORT)/ (中文版：http://127.0.0.1:$(PORT)/zh/); Ctrl-C stops it."
+	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory $(SITE)
+
 check-system:
 	@test -x /usr/bin/chromium || { echo "error: the site test needs Debian's chromium: sudo apt-get install chromium"; exit 1; }
 	@fc-list | grep -qi -e "wenquanyi" -e "noto sans cjk" -e "source han sans" || { echo "error: no CJK font: sudo apt-get install fonts-wqy-microhei"; exit 1; }
 
 # Ruff (pinned in requirements.txt, configured in pyproject.toml): lint everything, notebooks
-# included; the Python files must also be formatted as `ruff format` leaves them.
+# included; the Python files must also be formatted as `ruff format` leaves them. actionlint
+# (pinned too) checks the GitHub Actions workflow: syntax, expressions, job graph, action versions.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check src tests scripts benchmarks book/_ext
+	$(BIN)/actionlint .github/workflows/*.yml
 
 UNIT = $(ONE_THREAD) $(BIN)/pytest tests --ignore=tests/site -q -p no:cacheprovider
 unit: setup
