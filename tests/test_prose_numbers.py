@@ -1,0 +1,89 @@
+"""Every number in the prose comes from a cell, a cited source, or a stated reason (both editions).
+
+What scripts/prose_numbers.py checks, as tests: a number written into a chapter's prose, a table
+or a solution that no cell of the notebook computes fails here, with the page, the cell and the
+words around it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "prose_numbers", ROOT / "scripts" / "prose_numbers.py"
+)
+prose_numbers = importlib.util.module_from_spec(_spec)
+sys.modules["prose_numbers"] = prose_numbers  # its dataclass looks its module up by name
+_spec.loader.exec_module(prose_numbers)
+
+PAGES = prose_numbers.pages()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_prose_number_is_placed(page):
+    _, unplaced = prose_numbers.check(page)
+    assert not unplaced, "numbers no cell computes:\n" + "\n".join(map(str, unplaced))
+
+
+def test_the_check_reads_both_editions_and_their_numbers():
+    assert {p.parent for p in PAGES} == {ROOT / "book", ROOT / "zh" / "book"}
+    total = sum(prose_numbers.check(page)[0] for page in PAGES)
+    print(f"prose numbers checked: {total} in {len(PAGES)} pages")
+    assert total > 1500  # about 1,000 per edition: the check cannot silently read nothing
+
+
+def test_no_allowance_outlives_its_number():
+    assert prose_numbers.stale_allowances() == []
+
+
+def notebook(tmp_path, prose, code="", output=""):
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": prose},
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "source": code,
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": output}],
+            "execution_count": 1,
+        },
+    ]
+    path = tmp_path / "page.ipynb"
+    path.write_text(
+        json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+    return [u.number for u in prose_numbers.check(path)[1]]
+
+
+@pytest.mark.parametrize(
+    "prose, code, output",
+    [
+        ("Accuracy was about 0.47.", "", "accuracy 0.468\n"),  # rounded as the prose rounds
+        ("It trains for 1,500 steps.", "fit(steps=1_500)", ""),  # separators in both
+        ("In 99.6% of sentences.", "", "share 0.996\n"),  # a percentage of a printed share
+        ("About 107,000 parameters.", "", "106,978 parameters\n"),  # 'about' rounds the zeros
+        ("As Vaswani et al. {cite:p}`vaswani2017attention` report, 27.3 BLEU.", "", ""),
+        ("See § 5.3 of the paper.", "", ""),
+        ("```python\nx = 123.45\n```\nand `y = 678`.", "", ""),  # code is not prose
+    ],
+)
+def test_placed_numbers_pass(tmp_path, prose, code, output):
+    assert notebook(tmp_path, prose, code, output) == []
+
+
+@pytest.mark.parametrize(
+    "prose, output, unplaced",
+    [
+        ("One run gave 1.000 and 0.992.", "accuracy 1.000\n", ["0.992"]),  # the uncomputed run
+        ("Accuracy was about 0.65.", "accuracy 0.643\n", ["0.65"]),  # rounded wrongly
+        ("It needed 1,200 steps.", "needed 1,100 steps\n", ["1,200"]),
+        ("In 99.6% of sentences.", "share 0.9\n", ["99.6"]),
+    ],
+)
+def test_unplaced_numbers_fail(tmp_path, prose, output, unplaced):
+    assert notebook(tmp_path, prose, "", output) == unplaced
