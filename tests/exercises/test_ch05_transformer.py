@@ -233,7 +233,12 @@ def test_right_schedule_passes() -> None:
         (lambda s, d, w: min(s**-0.5, s * w**-1.5), "d_model**-0.5"),
         (lambda s, d, w: d**-0.5 * max(s**-0.5, s * w**-1.5), "MINIMUM"),
         (lambda s, d, w: transformer_lr(s + 1, d, w), "0-based"),
-        (lambda s, d, w: 1e-3, "at step 1 the rate should be"),
+        (lambda s, d, w: 1e-3, "your rate is 0.001 at every step"),
+        (lambda s, d, w: (d * w) ** -0.5, "your rate is 0.000698771 at every step"),
+        (
+            lambda s, d, w: transformer_lr(s, d, w) * (1.01 if s == 1 else 1),
+            "at step 1 the rate should be",
+        ),
         (lambda s, d, w: "fast", "return a number; got str"),
     ],
 )

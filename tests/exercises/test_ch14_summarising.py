@@ -14,8 +14,17 @@ def _scores(sentences, stop=True, self_too=False):
     ]
 
 
-def test_the_library_passes():
-    assert check_central_sentence(central_sentence).passed
+def test_a_centrality_written_by_hand_passes():
+    def by_hand(sentences):
+        s = _scores(sentences)
+        return s.index(max(s))
+
+    assert check_central_sentence(by_hand).passed
+
+
+def test_the_library_is_refused():
+    report = check_central_sentence(central_sentence)
+    assert not report.passed and "calls central_sentence" in str(report)
 
 
 def test_counting_stop_words_is_named():
@@ -77,4 +86,5 @@ def test_a_last_of_a_tie_answer_is_told_about_the_tie_first():
 
     for line in str(check_central_sentence(wrong)).splitlines():
         if "✗" in line and "paragraph" in line:
-            assert "a tie" in line
+            assert "ties go to the EARLIEST sentence" in line, line
+            assert "STOPWORDS" not in line, line

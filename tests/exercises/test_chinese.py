@@ -40,9 +40,12 @@ from . import test_ch17_real_heads as t17
 
 EXERCISES = Path(checkers.__file__).parent
 CJK = re.compile(r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]")  # characters and punctuation
-# What a translated line may keep in English: quoted or back-ticked text (data, code), and the
-# message of an exception that Python or PyTorch raised ("抛出了 RuntimeError: ...").
-QUOTED = re.compile(r"`[^`]*`|'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\]")
+# What a translated line may keep in English: quoted or back-ticked text (data, code), the
+# message of an exception that Python or PyTorch raised ("抛出了 RuntimeError: ..."), and a list
+# of Python type names, as a report shows what a function returned: "(float, float, ...)".
+QUOTED = re.compile(
+    r"`[^`]*`|'[^'\n]*'|\"[^\"\n]*\"|\[[^\]\n]*\]|[（(](?:[A-Za-z_]\w*, )+[A-Za-z_]\w*[）)]"
+)
 EXCEPTION = re.compile(r"\b[A-Z]\w*(Error|Exception)\b: [^（）\n]*")
 # Four English words in a row, two letters or more each: an untranslated sentence.
 ENGLISH_RUN = re.compile(r"\b[A-Za-z]{2,}(?:[ ,;:]+[A-Za-z]{2,}\b){3,}")
@@ -82,12 +85,22 @@ def first(mistakes: dict):
 
 # module -> (checker, a thunk giving a right answer, a thunk giving a wrong one)
 CASES = {
-    "ch01_detective": (
+    "ch01_lookup": (
         checkers.check_soft_lookup,
         lambda: solution("ch1-ex-soft-lookup"),
         lambda: first(t01.LOOKUP_WRONG),
     ),
+    "ch01_detective": (
+        checkers.check_new_suspect,
+        lambda: solution("ch1-ex-new-name"),
+        lambda: first(t01.SUSPECT_WRONG),
+    ),
     "ch02_attention": (
+        checkers.check_attention,
+        lambda: t02.attention,
+        lambda: lambda q, k, v, m=None: t02.attention(q, k, v, m, scale=1.0),
+    ),
+    "ch04_padding": (
         checkers.check_padding_to_sdpa,
         lambda: next(iter(t02.PADDING_RIGHT.values())),
         lambda: first(t02.PADDING_WRONG),
@@ -132,10 +145,15 @@ CASES = {
         lambda: solution("ch8-ex-entropy"),
         lambda: first(t08.WRONG),
     ),
-    "ch09_cost": (
+    "ch09_online_softmax": (
         checkers.check_online_softmax_merge,
         lambda: solution("ch9-ex-merge"),
         lambda: t09.whole_tensor_special_case,
+    ),
+    "ch09_cost": (
+        lambda answer: checkers.check_checkpoint_segments(*answer),
+        lambda: (lambda s, a, A: 24 * a / s + s * A, lambda a, A: (24 * a / A) ** 0.5),
+        lambda: (lambda s, a, A: 24 * a + s * A, lambda a, A: 4),
     ),
     "ch10_approximations": (
         checkers.check_linear_attention,

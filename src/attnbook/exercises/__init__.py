@@ -3,15 +3,16 @@
 Each checker takes the reader's function, runs it on cases whose answers the library knows, and
 returns a :class:`Report` that says, in words, what is right and what is wrong. Checkers never
 raise on a wrong answer (a learner's code that crashes is reported too); they return the report,
-whose ``passed`` attribute is True only when every case is right.
+whose ``passed`` attribute is True only when every case is right. A slip is named only when it
+explains the answer (across the cases where one case alone could mislead), and an answer that
+calls the library's own function, or autograd where a derivation is asked, is refused
+(:class:`~attnbook.exercises.report.Refused`). ``tests/exercises/catalogue/`` holds the wrong
+answers every checker is tested against.
 """
 
-from attnbook.exercises.ch01_detective import (
-    check_new_suspect,
-    check_soft_lookup,
-    check_two_way_lookup,
-)
-from attnbook.exercises.ch02_attention import check_attention, check_padding_to_sdpa
+from attnbook.exercises.ch01_detective import check_new_suspect, check_two_way_lookup
+from attnbook.exercises.ch01_lookup import check_sharpen, check_soft_lookup
+from attnbook.exercises.ch02_attention import check_attention
 from attnbook.exercises.ch02_numbers import (
     check_bert_cost,
     check_largest_temperature,
@@ -24,6 +25,7 @@ from attnbook.exercises.ch04_building_mha import (
     check_merge_heads,
     check_split_heads,
 )
+from attnbook.exercises.ch04_padding import check_padding_to_sdpa
 from attnbook.exercises.ch05_transformer import (
     check_decoder_count,
     check_pre_ln_block,
@@ -38,17 +40,21 @@ from attnbook.exercises.ch07_seeing_heads import (
 )
 from attnbook.exercises.ch08_what_heads_do import check_head_entropy, check_replace_head
 from attnbook.exercises.ch09_cost import (
-    check_block_attention,
     check_causal_tiles,
+    check_checkpoint_segments,
     check_how_long,
+)
+from attnbook.exercises.ch09_online_softmax import (
+    check_block_attention,
     check_online_softmax_merge,
 )
 from attnbook.exercises.ch10_approximations import (
     check_linear_attention,
+    check_linear_limit,
     check_state_bytes,
     check_window_layers,
 )
-from attnbook.exercises.ch11_training import check_attention_backward
+from attnbook.exercises.ch11_training import check_attention_backward, check_backward_memory
 from attnbook.exercises.ch12_translation import check_number_to_chinese
 from attnbook.exercises.ch13_reading import check_last_place, check_supporting_share
 from attnbook.exercises.ch14_summarising import check_central_sentence
@@ -67,6 +73,7 @@ from attnbook.exercises.report import Report
 
 __all__ = [
     "Report",
+    "check_sharpen",
     "check_soft_lookup",
     "check_new_suspect",
     "check_two_way_lookup",
@@ -96,10 +103,13 @@ __all__ = [
     "check_block_attention",
     "check_causal_tiles",
     "check_how_long",
+    "check_checkpoint_segments",
     "check_linear_attention",
     "check_state_bytes",
     "check_window_layers",
+    "check_linear_limit",
     "check_attention_backward",
+    "check_backward_memory",
     "check_number_to_chinese",
     "check_last_place",
     "check_supporting_share",

@@ -1,25 +1,29 @@
-"""Chapter 1's checkers: a soft dictionary lookup, and a new name in the detective's lexicon.
+"""Chapter 1's checkers of the hand-built detective: a new name in its lexicon, and a two-way
+lookup.
 
-* ``soft_lookup(query, keys, values, temperature)`` with shapes ``(d,), (n, d), (n, dv) ->
-  (dv,)``: softmax over ``keys @ query / temperature``, then the weighted average of ``values``.
-  The reference is the library's attention with ``scale=1``.
 * ``lexicon``: a copy of :data:`~attnbook.models.handbuilt.WORD_FEATURES` with 王 added, so that
   in 老王说他很累 the query of 他 puts most of its weight on 王.
 * ``matrices = (w_q, w_k)``: two (6, 6) matrices with ``Q = X w_qᵀ`` and ``K = X w_kᵀ`` such
   that, in every sentence of :func:`~attnbook.models.handbuilt.detective_sentences`, the
   pronoun's largest weight is on its antecedent **and** the antecedent's largest weight is on
   the pronoun: the two-way lookup that a head with ``W_Q = W_K`` cannot make.
+
+The soft lookup and the temperature question are checked in :mod:`attnbook.exercises.ch01_lookup`
+(and exported from :mod:`attnbook.exercises` as well).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import numbers
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import (
+    Report,
+)
 from attnbook.i18n import tr
 from attnbook.models.handbuilt import (
     FEATURE_INDEX,
@@ -31,125 +35,23 @@ from attnbook.models.handbuilt import (
 )
 from attnbook.tasks.vocab import tokenize
 
-__all__ = ["check_soft_lookup", "check_new_suspect", "check_two_way_lookup"]
-
-SoftLookup = Callable[[Tensor, Tensor, Tensor, float], Tensor]
+__all__ = ["check_new_suspect", "check_two_way_lookup"]
 
 
-def _reference(query: Tensor, keys: Tensor, values: Tensor, temperature: float) -> Tensor:
-    output, _ = scaled_dot_product_attention(
-        query[None], keys, values, scale=1.0, temperature=temperature
-    )
-    return output[0]
+def _is_number(x: object) -> bool:
+    """A real number: a Python or NumPy one, or a one-element tensor (features() gives those)."""
+    if isinstance(x, Tensor):
+        return x.numel() == 1 and not x.dtype.is_complex and x.dtype != torch.bool
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
-def _cases(seed: int = 0, n: int = 5, d: int = 4, dv: int = 3) -> tuple[Tensor, Tensor, Tensor]:
-    g = torch.Generator().manual_seed(seed)
-    return (
-        torch.randn(d, generator=g),
-        torch.randn(n, d, generator=g),
-        torch.randn(n, dv, generator=g),
-    )
-
-
-def _diagnose(out: Tensor, query: Tensor, keys: Tensor, values: Tensor, temperature: float) -> str:
-    if not torch.isfinite(out).all():
-        return tr(
-            "the output contains NaN or inf: exp() of a large score overflows (inf / inf = NaN); "
-            "use torch.softmax, which subtracts the largest score first"
-        )
-    if torch.allclose(
-        out, _reference(query, keys, values, temperature * query.numel() ** 0.5), atol=1e-5
-    ):
-        return tr("you also divide by √d: a soft lookup divides the scores by the temperature only")
-    if torch.allclose(out, _reference(query, keys, values, 1.0 / temperature), atol=1e-5):
-        return tr("you multiply the scores by the temperature; divide them by it instead")
-    if temperature != 1.0 and torch.allclose(out, _reference(query, keys, values, 1.0), atol=1e-5):
-        return tr("the temperature is ignored: divide the scores by it before the softmax")
-    if torch.allclose(out, values.mean(0), atol=1e-5):
-        return tr("you return the plain average of the values: the weights ignore the query")
-    if torch.allclose(out, (keys @ query / temperature) @ values, atol=1e-4):
-        return tr("you weight the values by the raw scores; apply softmax to them first")
-    weights = torch.softmax(keys @ query / temperature, dim=0)
-    if keys.shape == values.shape and torch.allclose(out, weights @ keys, atol=1e-5):
-        return tr("you average the keys; the output is the weighted average of the VALUES")
-    expected = _reference(query, keys, values, temperature)
-    return tr("expected {value}, got {value2}").format(
-        value=[round(x, 4) for x in expected.tolist()], value2=[round(x, 4) for x in out.tolist()]
-    )
-
-
-def check_soft_lookup(soft_lookup: SoftLookup) -> Report:
-    """Run the reader's ``soft_lookup`` on known cases and say what is right and wrong."""
-    report = Report("soft_lookup")
-
-    def matches(temperature: float, seed: int = 0, n: int = 5, d: int = 4, dv: int = 3):
-        def case() -> str | None:
-            query, keys, values = _cases(seed, n, d, dv)
-            out = call(soft_lookup, query, keys, values, temperature)
-            problem = expect_tensor(out, (dv,), what="soft_lookup")
-            if problem is not None:
-                return problem + tr(" (query ({d},), keys ({n}, {d}), values ({n}, {dv}))").format(
-                    d=d, n=n, dv=dv
-                )
-            expected = _reference(query, keys, values, temperature)
-            if torch.allclose(out, expected, atol=1e-5):
-                return None
-            return _diagnose(out, query, keys, values, temperature)
-
-        return case
-
-    def convex() -> str | None:
-        query, keys, _ = _cases()
-        out = call(soft_lookup, query, keys, torch.ones(5, 1), 0.7)
-        problem = expect_tensor(out, (1,), what="soft_lookup")
-        if problem is not None:
-            return problem
-        if not torch.allclose(out, torch.ones(1), atol=1e-5):
-            return tr(
-                "with every value equal to 1 the output must be 1 (weights sum to one); got "
-                "{out_tolist}"
-            ).format(out_tolist=out.tolist())
+def _numbers(row: object) -> tuple | None:
+    """A row of features as a tuple of floats (None if it is not one)."""
+    try:
+        values = list(row)  # type: ignore[call-overload]
+    except TypeError:
         return None
-
-    def hard_limit() -> str | None:
-        _, keys, values = _cases()
-        exact = keys[2] * 10
-        out = call(soft_lookup, exact, keys, values, 0.01)
-        best = int((keys @ exact).argmax())
-        if expect_tensor(out, (3,)) is not None:
-            return tr("cannot check: the result is not a tensor of shape (3,) (see above)")
-        if torch.allclose(out, values[best], atol=1e-4):
-            return None
-        if not torch.isfinite(out).all():  # scores of several hundred at T = 0.01: exp() overflows
-            return _diagnose(out, exact, keys, values, 0.01)
-        return tr(
-            "at a tiny temperature the lookup should return the value of the best-matching key"
-        )
-
-    def stable() -> str | None:
-        query, keys, values = _cases()
-        out = call(soft_lookup, query * 1000, keys, values, 1.0)
-        if expect_tensor(out, (3,)) is not None:
-            return tr("cannot check: the result is not a tensor of shape (3,) (see above)")
-        if torch.isfinite(out).all():
-            return None
-        return tr("large scores overflow exp(); subtract the largest score before exponentiating")
-
-    def unchanged() -> str | None:
-        return changed_inputs(
-            lambda *a: soft_lookup(*a, 0.5), ("query", "keys", "values"), *_cases(4)
-        )
-
-    report.run("equals the reference at temperature 1", matches(1.0))
-    report.run("temperature 0.5 divides the scores (sharper)", matches(0.5, seed=1))
-    report.run("temperature 3 divides the scores (flatter)", matches(3.0, seed=2))
-    report.run("other sizes: 7 keys of size 2, values of size 5", matches(1.0, 3, n=7, d=2, dv=5))
-    report.run("the weights sum to one", convex)
-    report.run("temperature → 0 gives the hard lookup", hard_limit)
-    report.run("stays finite for very large scores", stable)
-    report.run("does not modify its inputs", unchanged)
-    return report
+    return tuple(float(x) for x in values) if all(_is_number(x) for x in values) else None
 
 
 def _weight_of(
@@ -177,16 +79,18 @@ def check_new_suspect(lexicon: Mapping[str, Sequence[float]]) -> Report:
             return tr("王 needs one number per feature {FEATURES}; got {len_row} numbers").format(
                 FEATURES=FEATURES, len_row=len(row)
             )
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in row):
+        if not all(_is_number(x) for x in row):
             return tr(
                 "王's features must be numbers, one per feature {FEATURES}; got {list_row}"
             ).format(FEATURES=FEATURES, list_row=list(row))
         return None
 
     def others_kept() -> str | None:
+        if not isinstance(lexicon, Mapping):
+            return tr("cannot check: pass the lexicon as a dict first (see above)")
         missing = [t for t in WORD_FEATURES if t not in lexicon]
         changed = [
-            t for t in WORD_FEATURES if t in lexicon and tuple(lexicon[t]) != WORD_FEATURES[t]
+            t for t in WORD_FEATURES if t in lexicon and _numbers(lexicon[t]) != WORD_FEATURES[t]
         ]
         if missing:
             return tr("start from a copy of WORD_FEATURES: {join_missing_6}... are missing").format(
@@ -199,6 +103,8 @@ def check_new_suspect(lexicon: Mapping[str, Sequence[float]]) -> Report:
     def points_at_wang() -> str | None:
         if has_wang() is not None:
             return tr("cannot check: add 王 first (see above)")
+        if others_kept() is not None:
+            return tr("cannot check: keep every other token's features first (see above)")
         tokens = tokenize(sentence)
         _, weights, _ = attend(tokens, lexicon)
         row = weights[tokens.index("他")]

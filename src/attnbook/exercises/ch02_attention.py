@@ -12,14 +12,13 @@ wrong it tries the usual mistakes (no scaling, the wrong scale, softmax over the
 an inverted mask, weights masked after the softmax, NaN or a uniform average for a fully masked
 row) and names the one it finds; a later case with the same mistake says "see above".
 
-:func:`check_padding_to_sdpa` checks the translation of an ``nn.MultiheadAttention`` padding mask
-into the ``attn_mask`` of ``F.scaled_dot_product_attention``; chapter 4 uses it, since the
-``nn.MultiheadAttention`` convention is taught there.
+An answer that calls the library's attention or PyTorch's ``F.scaled_dot_product_attention`` is
+refused: the checker would only compare them with themselves. The padding-mask exercise of
+chapter 4 is checked in :mod:`attnbook.exercises.ch04_padding`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
@@ -27,17 +26,32 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.exercises.report import LearnerError, Report, call, changed_inputs
+from attnbook.exercises.attention_mistakes import (
+    ATOL,
+    RANDOM,
+    SCALED_AFTER,
+    attention_mistake,
+    reference,
+)
+from attnbook.exercises.report import (
+    LearnerError,
+    Refused,
+    RefusedCall,
+    Report,
+    call,
+    call_as_is,
+    changed_inputs,
+    library,
+)
 from attnbook.i18n import tr
 
-__all__ = ["check_attention", "check_padding_to_sdpa"]
+__all__ = ["check_attention"]
 
 Attention = Callable[..., tuple[Tensor, Tensor]]
 
 # Batch N, queries L, keys S, query/key size E, value size Ev. E != Ev, so that scaling by the
 # wrong size is visible, and L != S, so that a transposed result has the wrong shape.
 N, L, S, E, EV = 2, 3, 5, 4, 6
-ATOL, RTOL = 1e-5, 1e-4
 
 
 def _inputs(seed: int, *batch: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -56,10 +70,6 @@ def _random_mask(seed: int) -> Tensor:
         mask = torch.rand(N, L, S, generator=gen) < 0.5
         if mask.any(-1).all() and (~mask).any(-1).all():
             return mask
-
-
-def _close(a: Tensor, b: Tensor) -> bool:
-    return a.shape == b.shape and torch.allclose(a, b, atol=ATOL, rtol=RTOL, equal_nan=False)
 
 
 def _call(
@@ -85,87 +95,6 @@ def _call(
     return output, weights
 
 
-def _reference(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    mask: Tensor | None = None,
-    scale: float | None = None,
-) -> tuple[Tensor, Tensor]:
-    return scaled_dot_product_attention(query, key, value, mask, scale=scale)
-
-
-def _diagnose(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    mask: Tensor | None,
-    output: Tensor,
-    weights: Tensor,
-) -> str | None:
-    """None if right; else the likeliest mistake, found by trying each one in turn."""
-    expected, expected_weights = _reference(query, key, value, mask)
-    if output.shape != expected.shape:
-        return tr("the output should have shape {expected_shape}; got {output_shape}").format(
-            expected_shape=tuple(expected.shape), output_shape=tuple(output.shape)
-        )
-    if _close(output, expected):
-        if _close(weights, expected_weights):
-            return None
-        scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
-        if weights.shape == scores.shape and torch.allclose(weights, scores, atol=ATOL):
-            return tr(
-                "the second value returned must be the weights softmax(scores), not the scores"
-            )
-        return tr("the output is right but the weights returned are not the ones applied to value")
-    d = query.size(-1)
-    scores = query @ key.transpose(-2, -1) / math.sqrt(d)  # (..., L, S)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    over_queries = torch.nan_to_num(torch.softmax(scores, dim=-2)) @ value
-    if _close(torch.nan_to_num(output), over_queries) or (
-        torch.isnan(output).any()
-        and weights.shape == scores.shape
-        and torch.allclose(torch.nan_to_num(weights.sum(-2)), torch.ones_like(weights.sum(-2)))
-    ):
-        return tr("softmax must run over the keys (dim=-1), not over the queries (dim=-2)")
-    for scale, mistake in [
-        (1.0, "you forgot to divide the scores Q·Kᵀ by √d_k (the result equals the unscaled one)"),
-        (1.0 / d, "divide the scores by √d_k, not by d_k"),
-        (
-            1.0 / math.sqrt(value.size(-1)),
-            "d_k is the size of the queries and keys, not of the values",
-        ),
-    ]:
-        if _close(output, _reference(query, key, value, mask, scale=scale)[0]):
-            return tr(mistake)
-    if mask is not None:
-        if _close(output, _reference(query, key, value, ~mask)[0]):
-            return tr(
-                "the mask convention is inverted: True must mean the key MAY be attended (as in "
-                "F.scaled_dot_product_attention), not that it is masked out"
-            )
-        if _close(output, _reference(query, key, value)[0]):
-            return tr("the mask is ignored: keys where the mask is False must get weight 0")
-        unmasked = torch.softmax(query @ key.transpose(-2, -1) / math.sqrt(d), dim=-1)
-        if _close(output, (unmasked * mask) @ value):  # zeroed after softmax, not renormalised
-            return tr(
-                "mask the scores before the softmax, not the weights after: zeroing weights after "
-                "the softmax leaves rows that no longer sum to 1"
-            )
-        if (
-            weights.shape == mask.broadcast_to(weights.shape).shape
-            and (weights[~mask.broadcast_to(weights.shape)].abs() > ATOL).any()
-        ):
-            return tr("keys where the mask is False still get some weight; they must get exactly 0")
-    if not torch.isfinite(output).all():
-        return tr("the output contains NaN or inf where softmax(Q·Kᵀ/√d_k)·V is finite")
-    worst = (output - expected).abs().max().item()
-    return tr("the output differs from softmax(Q·Kᵀ/√d_k)·V by up to {worst:.3g}").format(
-        worst=worst
-    )
-
-
 def check_attention(fn: Attention) -> Report:
     """Check a learner's ``fn(query, key, value, mask=None) -> (output, weights)``.
 
@@ -177,9 +106,29 @@ def check_attention(fn: Attention) -> Report:
         a :class:`~attnbook.exercises.report.Report` with one line per case; ``passed`` is True
         only if every case is right. The report never raises: a crash is one of its lines.
     """
-    report = Report("check_attention")
+    refused = (
+        *library(scaled_dot_product_attention),
+        Refused(F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
+    )
+    report = Report("check_attention", refused=refused)
     query, key, value = _inputs(0, N)
     said: list[str] = []  # diagnoses already given: a later case refers to them ("see above")
+
+    def random() -> bool:
+        """Two calls on the same inputs differ: dropout left on."""
+        try:
+            with report.refusing():
+                first, second = (_call(fn, query, key, value, _random_mask(1)) for _ in range(2))
+        except LearnerError:
+            return False
+        if isinstance(first, str) or isinstance(second, str):
+            return False
+        return any(
+            a.shape != b.shape or not torch.equal(a.nan_to_num(), b.nan_to_num())
+            for a, b in zip(first, second)
+        )
+
+    is_random = random()
 
     def once(case: Callable[[], str | None]) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -222,24 +171,36 @@ def check_attention(fn: Attention) -> Report:
         if tuple(weights.shape) != (N, L, S):
             return tr("cannot check: the weights have the wrong shape (see above)")
         ones = torch.ones(N, L)
-        if torch.allclose(weights.sum(-1), ones, atol=ATOL):
+        sums = weights.sum(-1)
+        if torch.allclose(sums, ones, atol=ATOL):
             return None if (weights >= 0).all() else tr("some weights are negative")
+        if is_random:
+            return tr(RANDOM)
         if torch.allclose(weights.sum(-2), torch.ones(N, S), atol=ATOL):
             return tr("softmax must run over the keys (dim=-1), not over the queries (dim=-2)")
+        if torch.allclose(sums, torch.full_like(sums, E**-0.5), atol=ATOL):
+            return tr(SCALED_AFTER)
+        if torch.allclose(sums, sums.flatten()[0].expand_as(sums), atol=ATOL):
+            return tr(
+                "every row of weights sums to {total:.4g}, not 1: do not scale the weights after "
+                "the softmax; scale the scores before it"
+            ).format(total=float(sums.flatten()[0]))
         return tr("the weights of each query must sum to 1: apply softmax over the last dimension")
 
     def values() -> str | None:
         result = _call(fn, query, key, value, None)
         if isinstance(result, str):
             return result
-        return _diagnose(query, key, value, None, *result)
+        problem = attention_mistake(query, key, value, None, *result)
+        return tr(RANDOM) if problem is not None and is_random else problem
 
     def with_mask() -> str | None:
         mask = _random_mask(1)
         result = _call(fn, query, key, value, mask)
         if isinstance(result, str):
             return result
-        return _diagnose(query, key, value, mask, *result)
+        problem = attention_mistake(query, key, value, mask, *result)
+        return tr(RANDOM) if problem is not None and is_random else problem
 
     def heads_and_causal_mask() -> str | None:
         q, k, v = _inputs(2, N, 2)  # (N, H=2, L, E): one more batch dimension, for heads
@@ -247,6 +208,8 @@ def check_attention(fn: Attention) -> Report:
         try:
             result = _call(fn, q, k, v, causal)
         except LearnerError as exc:  # usually a transpose that only works for 3-D inputs
+            if isinstance(exc, RefusedCall):
+                raise
             return tr(
                 "your function raised {exc} (with inputs of shape (N, H, L, E), transpose the last "
                 "two dims: key.transpose(-2, -1))"
@@ -254,13 +217,21 @@ def check_attention(fn: Attention) -> Report:
         if isinstance(result, str):
             return result
         output, _ = result
-        expected, _ = _reference(q, k, v, causal)
+        expected, _ = reference(q, k, v, causal)
         if tuple(output.shape) != tuple(expected.shape):
+            hint = (  # a transpose of the wrong dimensions keeps the rank, mixes the sizes
+                tr(" (use key.transpose(-2, -1), not key.T or transpose(1, 2))")
+                if output.dim() == 4 and output.size(-1) == EV
+                else ""
+            )
             return tr(
                 "with inputs of shape (N, H, L, E) = {q} the output should have shape {want}; "
-                "got {got} (use key.transpose(-2, -1), not key.T or transpose(1, 2))"
-            ).format(q=tuple(q.shape), want=tuple(expected.shape), got=tuple(output.shape))
-        return _diagnose(q, k, v, causal, *result)
+                "got {got}{hint}"
+            ).format(
+                q=tuple(q.shape), want=tuple(expected.shape), got=tuple(output.shape), hint=hint
+            )
+        problem = attention_mistake(q, k, v, causal, *result)
+        return tr(RANDOM) if problem is not None and is_random else problem
 
     def fully_masked_row() -> str | None:
         mask = _random_mask(3)
@@ -286,7 +257,7 @@ def check_attention(fn: Attention) -> Report:
             torch.allclose(row, torch.zeros(EV)) and torch.allclose(row_weights, torch.zeros(S))
         ):
             return tr("a query with no allowed key must get output 0 and weights 0")
-        problem = _diagnose(query, key, value, mask, output, weights)
+        problem = attention_mistake(query, key, value, mask, output, weights)
         if problem is not None:
             return tr("the fully masked row is right, but not the others: {problem}").format(
                 problem=problem
@@ -302,15 +273,21 @@ def check_attention(fn: Attention) -> Report:
         q, k, v = (t.clone().requires_grad_() for t in (query, key, value))
         mask = _random_mask(5)
         mask[1, 0] = False  # one fully masked row: its gradient must not be NaN either
-        try:  # these copies are the leaves whose gradients we read: no second copy here
-            output = fn(q, k, v, mask)[0]
-        except Exception as exc:
-            raise LearnerError(exc) from exc
+        output = call_as_is(fn, q, k, v, mask)  # the leaves whose gradients we read
+        output = output[0] if isinstance(output, (tuple, list)) else output
         if not isinstance(output, Tensor):
             return tr("cannot check: the output is not a tensor (see above)")
+        if not torch.isfinite(output.detach()).all():  # NaN in the output: named above
+            return tr("cannot check the gradients: the output is not finite already (see above)")
         if not output.requires_grad:
             return tr("the output is detached from the inputs: no gradient can reach them")
-        output.backward(torch.ones_like(output))
+        try:
+            output.backward(torch.ones_like(output))
+        except RuntimeError as exc:  # e.g. an input autograd needs was edited in place
+            return tr(
+                "the backward pass through your function fails ({error}); an in-place edit of a "
+                "tensor autograd needs (x /= ..., x[...] = ...) is the usual cause"
+            ).format(error=f"{type(exc).__name__}: {str(exc).split('. ')[0]}")
         missing = [name for name, t in (("query", q), ("key", k), ("value", v)) if t.grad is None]
         if missing:
             return tr("no gradient reaches {join_missing}").format(join_missing=", ".join(missing))
@@ -334,67 +311,4 @@ def check_attention(fn: Attention) -> Report:
     report.run("a query with no allowed key gets output 0 and weights 0", once(fully_masked_row))
     report.run("does not modify its inputs", inputs_unchanged)
     report.run("gradients reach query, key and value and are finite", gradients)
-    return report
-
-
-def check_padding_to_sdpa(convert: Callable[[Tensor], Tensor]) -> Report:
-    """Check ``convert(key_padding_mask)``: an ``nn.MultiheadAttention`` padding mask (N, S),
-    ``True`` on padding, turned into the ``attn_mask`` that ``F.scaled_dot_product_attention``
-    needs for queries (N, H, L, E) so that both ignore the same keys."""
-    report = Report("padding mask for F.scaled_dot_product_attention")
-    padding = torch.tensor(
-        [[False, False, False, True, True], [False] * 5, [False, True, True, True, True]]
-    )
-    Nb, Hb, Lb, Sb = 3, 2, 4, 5
-    g = torch.Generator().manual_seed(7)
-    q, k, v = (
-        torch.randn(Nb, Hb, Lb, 8, generator=g),
-        torch.randn(Nb, Hb, Sb, 8, generator=g),
-        torch.randn(Nb, Hb, Sb, 8, generator=g),
-    )
-    right = ~padding[:, None, None, :]  # (N, 1, 1, S), True = may attend
-
-    def case() -> str | None:
-        mask = call(convert, padding)
-        if not isinstance(mask, Tensor):
-            return tr("return a tensor mask; got {mask_type}").format(mask_type=type(mask).__name__)
-        if mask.dtype != torch.bool and not mask.is_floating_point():
-            return tr(
-                "return a bool mask (True = may attend); F.scaled_dot_product_attention refuses a "
-                "mask of dtype {mask_dtype}"
-            ).format(mask_dtype=mask.dtype)
-        try:
-            allowed = mask.broadcast_to(Nb, Hb, Lb, Sb) if mask.dtype == torch.bool else None
-        except RuntimeError:
-            return tr(
-                "a mask of shape {mask_shape} does not broadcast to the scores (N, H, L, S) = "
-                "{Nb_Hb_Lb_Sb}: add the head and query dimensions, key_padding_mask[:, None, None, :]"
-            ).format(mask_shape=tuple(mask.shape), Nb_Hb_Lb_Sb=(Nb, Hb, Lb, Sb))
-        if allowed is None:  # a float mask: added to the scores
-            try:
-                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype))
-            except RuntimeError as exc:
-                return tr("F.scaled_dot_product_attention refuses this mask: {exc}").format(exc=exc)
-            if torch.allclose(
-                out, F.scaled_dot_product_attention(q, k, v, attn_mask=right), atol=1e-5
-            ):
-                return None
-            return tr("a float mask must be 0 where a key is allowed and -inf on padding")
-        if torch.equal(allowed, right.broadcast_to(allowed.shape)):
-            return None
-        if torch.equal(allowed, (~right).broadcast_to(allowed.shape)):
-            return tr(
-                "the convention is inverted: for F.scaled_dot_product_attention True means MAY "
-                "attend, for nn.MultiheadAttention True means padding; invert it with ~"
-            )
-        return tr(
-            "some allowed keys are wrong; each sequence's padded keys (and only those) must be "
-            "False"
-        )
-
-    report.run("the same keys are ignored as with nn.MultiheadAttention", case)
-    report.run(
-        "does not modify the padding mask",
-        lambda: changed_inputs(convert, ("key_padding_mask",), padding),
-    )
     return report

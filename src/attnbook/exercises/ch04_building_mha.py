@@ -23,7 +23,14 @@ import torch
 from torch import Tensor
 
 from attnbook import mha
-from attnbook.exercises.report import LearnerError, Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import (
+    LearnerError,
+    Report,
+    call,
+    changed_inputs,
+    expect_tensor,
+    library,
+)
 from attnbook.i18n import tr
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_article_mask", "check_kdim_shapes"]
@@ -56,7 +63,7 @@ def _split_mistake(x: Tensor, out: Tensor, H: int) -> str:
 
 def check_split_heads(split_heads: Callable[[Tensor, int], Tensor]) -> Report:
     """Run the reader's ``split_heads(x, num_heads)`` and say what is right and wrong."""
-    report = Report("split_heads")
+    report = Report("split_heads", refused=library(mha.split_heads))
 
     def case(N: int, L: int, H: int, D: int) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -101,7 +108,7 @@ def check_split_heads(split_heads: Callable[[Tensor, int], Tensor]) -> Report:
 
 def check_merge_heads(merge_heads: Callable[[Tensor], Tensor]) -> Report:
     """Run the reader's ``merge_heads(x)`` and say what is right and wrong."""
-    report = Report("merge_heads")
+    report = Report("merge_heads", refused=library(mha.merge_heads))
     advised: list[bool] = []  # the view advice is given once; later cases refer to it
 
     def merged(x: Tensor) -> Tensor | str:

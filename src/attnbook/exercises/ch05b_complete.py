@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from attnbook.exercises.report import Report, call
+from attnbook.exercises.report import Report, call, library
 from attnbook.i18n import tr
 from attnbook.train import lr_factor
 
@@ -23,7 +23,7 @@ __all__ = ["check_transformer_schedule", "check_kv_rows"]
 
 def check_transformer_schedule(transformer_lr: Callable[[int, int, int], float]) -> Report:
     """Check the reader's ``transformer_lr(step, d_model, warmup_steps)`` (steps count from 1)."""
-    report = Report("transformer_lr")
+    report = Report("transformer_lr", refused=library(lr_factor))
 
     def right(step: int, d: int, w: int) -> float:
         return (d * w) ** -0.5 * lr_factor(step, w, 10**9, "inverse_sqrt")
@@ -44,22 +44,35 @@ def check_transformer_schedule(transformer_lr: Callable[[int, int, int], float])
         steps = (1, w // 2, w, 2 * w, 25 * w)
 
         def run() -> str | None:
+            values = []
             for step in steps:
                 got = call(transformer_lr, step, d, w)
                 try:
-                    value = float(got)
+                    values.append(float(got))
                 except (TypeError, ValueError):
                     return tr("return a number; got {got_type}").format(got_type=type(got).__name__)
-                expected = right(step, d, w)
-                if math.isclose(value, expected, rel_tol=1e-6):
-                    continue
-                for explanation, wrong in mistakes.items():
-                    if math.isclose(value, wrong(step, d, w), rel_tol=1e-6):
-                        return tr(explanation)
+            wrong = [
+                (step, value)
+                for step, value in zip(steps, values)
+                if not math.isclose(value, right(step, d, w), rel_tol=1e-6)
+            ]
+            if not wrong:
+                return None
+            for explanation, slip in mistakes.items():  # a slip must give every step's rate
+                if all(
+                    math.isclose(value, slip(step, d, w), rel_tol=1e-6)
+                    for step, value in zip(steps, values)
+                ):
+                    return tr(explanation)
+            step, value = wrong[0]
+            if all(math.isclose(v, values[0], rel_tol=1e-9) for v in values):
                 return tr(
-                    "at step {step} the rate should be {expected:.6g}; got {value:.6g}"
-                ).format(step=step, expected=expected, value=value)
-            return None
+                    "your rate is {value:.6g} at every step; it must rise linearly during the "
+                    "warm-up and then decay like step**-0.5"
+                ).format(value=values[0])
+            return tr("at step {step} the rate should be {expected:.6g}; got {value:.6g}").format(
+                step=step, expected=right(step, d, w), value=value
+            )
 
         return run
 

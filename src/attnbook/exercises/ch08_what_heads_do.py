@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from attnbook.exercises.cases import random_attention
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor, library
 from attnbook.i18n import tr
 from attnbook.interp.ablation import replace_head
 from attnbook.interp.heads import mean_row_entropy
@@ -40,7 +40,7 @@ def check_head_entropy(my_head_entropy: Callable[[Tensor, Tensor], Tensor]) -> R
     The mean is over all real query positions of all sentences together: every real query
     counts once (the average :func:`~attnbook.interp.heads.mean_row_entropy` takes).
     """
-    report = Report("head entropy")
+    report = Report("head entropy", refused=library(mean_row_entropy))
 
     def case(seed: int, N: int, H: int, S: int) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -155,10 +155,22 @@ def _replace_mistake(x: Tensor, out: Tensor, head: int, H: int, value: Tensor | 
             "head h of num_heads is x[..., h*D:(h+1)*D], heads counted from 0)"
         )
     if not (changed & ~inside).any():
-        return tr(
-            "only head {head}'s features changed, but not to the value: a (D,) value is the same "
-            "D numbers at every position (broadcast it over N and S)"
-        ).format(head=head)
+        block = out[..., head * D : (head + 1) * D]
+        target = torch.as_tensor(value, dtype=x.dtype)
+        if target.numel() > 1 and torch.allclose(block, target.mean().expand_as(block)):
+            return tr(
+                "only head {head}'s features changed, but all to one number: a (D,) value gives "
+                "each of the head's D features its own number, the same at every position "
+                "(broadcast it over N and S)"
+            ).format(head=head)
+        if (block == 0).all() and (target != 0).any():
+            return tr(
+                "you set head {head}'s features to 0; set them to the value passed in (0 for zero "
+                "ablation, the head's mean for mean ablation)"
+            ).format(head=head)
+        return tr("only head {head}'s features changed, but not to the value passed in").format(
+            head=head
+        )
     return tr(
         "head {head} of {H} is features {head_D} to {head_1_D_1}; other features changed"
     ).format(head=head, H=H, head_D=head * D, head_1_D_1=(head + 1) * D - 1)
@@ -171,7 +183,7 @@ def check_replace_head(
 
     The reference is :func:`attnbook.interp.ablation.replace_head`.
     """
-    report = Report("replace one head")
+    report = Report("replace one head", refused=library(replace_head))
 
     def case(N: int, S: int, H: int, D: int, head: int, mean: bool) -> Callable[[], str | None]:
         def run() -> str | None:

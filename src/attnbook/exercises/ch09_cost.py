@@ -1,10 +1,8 @@
-"""Chapter 9's checkers: merge two online-softmax blocks, and attention over key blocks.
+"""Chapter 9's checkers of the cost questions: the tiles a causal mask skips, the longest
+sequence that fits, and where to put the checkpoints.
 
-* ``merge(state_a, state_b) -> state`` with ``state = (m, l, acc)`` of shapes (L, 1), (L, 1),
-  (L, Ev): the running maximum, sum of exponentials and weighted sum of values of a block of keys
-  (see :func:`attnbook.efficient.online_softmax_merge`).
-* ``block_attention(query, key, value, block) -> output``: exact attention of (L, E) queries over
-  (S, E) keys and (S, Ev) values, visiting the keys ``block`` at a time with the online softmax.
+The online-softmax exercises (merging two blocks, attention over key blocks) are checked in
+:mod:`attnbook.exercises.ch09_online_softmax`.
 """
 
 from __future__ import annotations
@@ -12,293 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import torch
-from torch import Tensor
-
-from attnbook.attention import scaled_dot_product_attention
-from attnbook.exercises.cases import random_qkv
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import Report, call
 from attnbook.i18n import tr
 
-__all__ = [
-    "check_online_softmax_merge",
-    "check_block_attention",
-    "check_causal_tiles",
-    "check_how_long",
-]
-
-State = tuple[Tensor, Tensor, Tensor]
-ATOL = RTOL = 1e-5
-
-
-def _state(scores: Tensor, values: Tensor) -> State:
-    m = scores.amax(dim=-1, keepdim=True)
-    p = torch.exp(scores - m.masked_fill(torch.isneginf(m), 0.0))
-    return m, p.sum(dim=-1, keepdim=True), p @ values
-
-
-def _close(a: Tensor, b: Tensor, atol: float = ATOL) -> bool:
-    return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=atol, rtol=RTOL)
-
-
-def _as_state(out: object, L: int, Ev: int) -> State | str:
-    """The learner's (m, l, acc), checked once: a triple of tensors of the right shapes."""
-    if not isinstance(out, (tuple, list)) or len(out) != 3:
-        return tr("return a triple (m, l, acc); got {out_type}").format(out_type=type(out).__name__)
-    for name, t, shape in zip(("m", "l", "acc"), out, ((L, 1), (L, 1), (L, Ev))):
-        problem = expect_tensor(t, shape, what=tr("the merged {name}").format(name=name))
-        if problem is not None:
-            return problem
-    return tuple(out)
-
-
-def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report:
-    """Run the reader's ``merge`` on pairs of blocks and compare with a softmax over both."""
-    report = Report("online softmax merge")
-    g = torch.Generator().manual_seed(0)
-    scores, values = 3 * torch.randn(4, 9, generator=g), torch.randn(9, 2, generator=g)
-    a, b = _state(scores[:, :4], values[:4]), _state(scores[:, 4:], values[4:])
-    expected = torch.softmax(scores, dim=-1) @ values
-
-    def result(x: State, y: State) -> State | str:
-        return _as_state(call(merge, x, y), 4, 2)
-
-    def union() -> str | None:
-        out = result(a, b)
-        if isinstance(out, str):
-            return out
-        m, l, acc = out
-        if not _close(m, scores.amax(dim=-1, keepdim=True)):
-            return tr("m must be the larger of the two maxima")
-        if _close(acc / l, expected):
-            return None
-        if _close(l, a[1] + b[1]) and _close(acc, a[2] + b[2]):
-            return tr(
-                "you add l and acc without rescaling: multiply each block's l and acc by exp(m_block - m)"
-            )
-        if _close(l, a[1] + b[1]):
-            return tr(
-                "you add l without rescaling: multiply each block's l by exp(m_block - m), as acc"
-            )
-        if _close(acc, a[2] + b[2]):
-            return tr(
-                "you add acc without rescaling: multiply each block's acc by exp(m_block - m), as l"
-            )
-        reversed_sign = (a[2] * torch.exp(m - a[0]) + b[2] * torch.exp(m - b[0])) / (
-            a[1] * torch.exp(m - a[0]) + b[1] * torch.exp(m - b[0])
-        )
-        if _close(acc / l, reversed_sign):
-            return tr(
-                "the rescaling factor is exp(m_block - m), at most 1: it shrinks the block whose "
-                "maximum is smaller; you used exp(m - m_block)"
-            )
-        return tr(
-            "acc / l of the merged state is not the softmax over both blocks times the values"
-        )
-
-    def symmetric() -> str | None:
-        one, two = result(a, b), result(b, a)
-        if isinstance(one, str) or isinstance(two, str):
-            return tr("cannot check: wrong result (see above)")
-        if _close(one[2] / one[1], two[2] / two[1]):
-            return None
-        return tr("merging (a, b) and (b, a) must give the same output")
-
-    def wrong_already() -> bool:
-        """The ordinary case fails: later cases cannot tell what else is wrong."""
-        return union() is not None
-
-    cannot_check = tr("cannot check: wrong for ordinary blocks already (see above)")
-
-    def huge() -> str | None:
-        if wrong_already():
-            return cannot_check
-        big = _state(scores[:, :4] + 1000, values[:4]), _state(scores[:, 4:] + 1000, values[4:])
-        out = result(*big)
-        if isinstance(out, str):
-            return out
-        m, l, acc = out
-        if not (torch.isfinite(l).all() and torch.isfinite(acc).all()):
-            return tr(
-                "scores near 1000 overflow: never exponentiate m itself, only differences such as "
-                "m_a - m"
-            )
-        if _close(acc / l, expected):
-            return None
-        return tr("with all scores shifted by 1000 the output must not change")
-
-    def empty() -> str | None:
-        if wrong_already():
-            return cannot_check
-        nothing = (torch.full((4, 1), float("-inf")), torch.zeros(4, 1), torch.zeros(4, 2))
-        out = result(a, nothing)
-        if isinstance(out, str):
-            return out
-        m, l, acc = out
-        if not (torch.isfinite(l).all() and torch.isfinite(acc).all()):
-            return tr(
-                "merging with an empty block (m = -inf, l = 0, acc = 0) gives NaN; exp(-inf - m) is "
-                "0, but check -inf - (-inf)"
-            )
-        if not _close(acc / l, a[2] / a[1]):
-            return tr("merging with an empty block must leave the output unchanged")
-        out = result(nothing, nothing)
-        if isinstance(out, str):
-            return out
-        if torch.isnan(out[1]).any() or torch.isnan(out[2]).any():
-            return tr(
-                "merging two empty blocks gives NaN: when both maxima are -inf, rescale against 0 instead"
-            )
-        return None
-
-    def mixed() -> str | None:
-        # Row 0: every key masked in both blocks; row 1: in block a only; row 2: in block b only;
-        # row 3: none. A merge must decide per row, not once for the whole tensor.
-        if wrong_already():
-            return cannot_check
-        masked = scores.clone()
-        masked[0] = float("-inf")
-        masked[1, :4] = float("-inf")
-        masked[2, 4:] = float("-inf")
-        out = result(_state(masked[:, :4], values[:4]), _state(masked[:, 4:], values[4:]))
-        if isinstance(out, str):
-            return out
-        m, l, acc = out
-        if not (torch.isfinite(l[0]).all() and torch.isfinite(acc[0]).all()):
-            return tr(
-                "a row whose keys are masked in both blocks gives NaN when the other rows are not "
-                "empty: decide per row (e.g. torch.where(torch.isneginf(m), 0, m)), not with one if "
-                "for the whole tensor"
-            )
-        if not (torch.isneginf(m[0]).all() and (l[0] == 0).all() and (acc[0] == 0).all()):
-            return tr("a row empty in both blocks must stay empty: m = -inf, l = 0, acc = 0")
-        expected_rows = torch.softmax(masked[1:], dim=-1) @ values
-        if not (torch.isfinite(acc[1:] / l[1:]).all() and _close(acc[1:] / l[1:], expected_rows)):
-            return tr(
-                "rows empty in one block only (and ordinary rows next to them) must keep the other "
-                "block's result; is the rescaling decided per row?"
-            )
-        return None
-
-    report.run("acc / l equals the softmax over both blocks", union)
-    report.run("the order of the blocks does not matter", symmetric)
-    report.run("stays finite and exact for very large scores", huge)
-    report.run("empty blocks (all keys masked) are harmless", empty)
-    report.run("rows empty in both, one or neither block, side by side", mixed)
-    report.run(
-        "does not modify its inputs",
-        lambda: changed_inputs(merge, ("state_a", "state_b"), a, b),
-    )
-    return report
-
-
-def _block_mistake(q: Tensor, k: Tensor, v: Tensor, block: int, out: Tensor) -> str:
-    """The likeliest mistake behind a wrong ``block_attention`` output."""
-    E, S = q.size(-1), k.size(0)
-    for scale, mistake in [
-        (1.0, tr("multiply the scores by 1 / sqrt(E) (E = {E} here)").format(E=E)),
-        (1.0 / E, tr("scale the scores by 1 / sqrt(E), not 1 / E")),
-        (1.0 / v.size(-1) ** 0.5, tr("E is the size of the queries and keys, not of the values")),
-    ]:
-        if _close(out, scaled_dot_product_attention(q, k, v, scale=scale)[0], atol=1e-4):
-            return mistake
-    full = S - S % block
-    if 0 < full < S and _close(
-        out, scaled_dot_product_attention(q, k[:full], v[:full])[0], atol=1e-4
-    ):
-        return tr("the last, shorter block is missing: range(0, S, block) visits it too")
-    tail = S % block or block
-    if _close(out, scaled_dot_product_attention(q, k[-tail:], v[-tail:])[0], atol=1e-4):
-        return tr("only the last block counts: keep a running (m, l, acc) across the blocks")
-    return tr(
-        "the output differs from exact attention; is every block rescaled by exp(m_old - m_new)?"
-    )
-
-
-def check_block_attention(
-    block_attention: Callable[[Tensor, Tensor, Tensor, int], Tensor],
-) -> Report:
-    """Compare the reader's ``block_attention(query, key, value, block)`` with exact attention."""
-    report = Report("attention over key blocks")
-
-    def blocks(size: int, seed: int = 1, L: int = 5, S: int = 11, E: int = 4, Ev: int = 3):
-        def case() -> str | None:
-            q, k, v = random_qkv(seed, L, S, E, Ev)
-            out = call(block_attention, q, k, v, size)
-            problem = expect_tensor(out, (L, Ev), what="block_attention")
-            if problem is not None:
-                return problem
-            if _close(out, scaled_dot_product_attention(q, k, v)[0]):
-                return None
-            return _block_mistake(q, k, v, size, out)
-
-        return case
-
-    def huge() -> str | None:
-        q, k, v = random_qkv(1, 5, 11, 4, 3)
-        out = call(block_attention, q * 500, k, v, 3)
-        problem = expect_tensor(out, (5, 3), what="block_attention")
-        if problem is not None:
-            return problem
-        if not torch.isfinite(out).all():
-            return tr("large scores overflow: subtract the running maximum before exponentiating")
-        if _close(out, scaled_dot_product_attention(q * 500, k, v)[0], atol=1e-4):
-            return None
-        normal = call(block_attention, q, k, v, 3)
-        if expect_tensor(normal, (5, 3)) is None and not _close(
-            normal, scaled_dot_product_attention(q, k, v)[0]
-        ):
-            return tr("cannot check: wrong at ordinary scores already (see above)")
-        return tr("wrong for large scores: subtract the running maximum before exponentiating")
-
-    def very_negative() -> str | None:
-        # Every score below -250: exp underflows unless the running maximum is subtracted. Integer
-        # q, k in quarters: scores exact in float32 (near -2000 a rounding step is 1e-4 otherwise).
-        q, k, v = random_qkv(6, 5, 11, 4, 3)
-        q, k = -torch.round(1000 * (q.abs() + 0.5)), torch.round(4 * (k.abs() + 0.5)) / 4
-        out = call(block_attention, q, k, v, 3)
-        problem = expect_tensor(out, (5, 3), what="block_attention")
-        if problem is not None:
-            return problem
-        if _close(out, scaled_dot_product_attention(q, k, v)[0], atol=1e-4):
-            return None
-        plain = random_qkv(1, 5, 11, 4, 3)
-        normal = call(block_attention, *plain, 3)
-        if expect_tensor(normal, (5, 3)) is None and not _close(
-            normal, scaled_dot_product_attention(*plain)[0]
-        ):
-            return tr("cannot check: wrong at ordinary scores already (see above)")
-        if torch.isfinite(out).all():
-            return tr("wrong when every score is very negative: subtract the running maximum")
-        large = call(block_attention, plain[0] * 500, plain[1], plain[2], 3)
-        if expect_tensor(large, (5, 3)) is None and not torch.isfinite(large).all():
-            return tr(
-                "every score here is below -250 and exp underflows to 0, giving 0 / 0: subtract the "
-                "running maximum before exponentiating"
-            )
-        return tr(
-            "every score here is below -250 and the output is NaN: start the running maximum "
-            "at -inf, not 0; with m = 0, exp(s - m) underflows to 0 for every key and acc / l "
-            "is 0 / 0"
-        )
-
-    report.run("equals exact attention with blocks of 3 (the last block is shorter)", blocks(3))
-    report.run("equals exact attention with blocks of 1", blocks(1))
-    report.run("equals exact attention with one block larger than S", blocks(20))
-    report.run(
-        "other sizes: 7 queries, 16 keys of 8, values of 5, blocks of 4", blocks(4, 2, 7, 16, 8, 5)
-    )
-    report.run("stays finite for very large scores", huge)
-    report.run("stays finite when every score is very negative", very_negative)
-    report.run(
-        "does not modify its inputs",
-        lambda: changed_inputs(
-            lambda q, k, v: block_attention(q, k, v, 3),
-            ("query", "key", "value"),
-            *random_qkv(3, 4, 9, 4, 2),
-        ),
-    )
-    return report
+__all__ = ["check_causal_tiles", "check_how_long", "check_checkpoint_segments"]
 
 
 def _causal_tiles(n: int, block: int) -> tuple[int, int]:
@@ -397,4 +112,132 @@ def check_how_long(naive_max_n: int, chunked_max_tokens: int) -> Report:
 
     report.run("naive attention", naive_case)
     report.run("chunked attention (within 2%)", chunked_case)
+    return report
+
+
+LAYERS = 24
+
+
+def check_checkpoint_segments(
+    memory: Callable[[int, float, float], float], best_segment: Callable[[float, float], float]
+) -> Report:
+    """Check ``memory(s, a, A)``, the peak memory of a 24-layer stack checkpointed in segments of
+    ``s`` layers (inputs of size ``a`` kept at every segment's start, the activations ``A`` of
+    each layer of the one segment being recomputed), and ``best_segment(a, A)``, the ``s`` that
+    minimises it: √(24a/A), or the best whole number of layers."""
+    report = Report("where to put the checkpoints")
+
+    def right(s: int, a: float, A: float) -> float:
+        return LAYERS / s * a + s * A
+
+    # Each slip as a function of the number of segments n (24/s, or ceil(24/s) when s does not
+    # divide 24: the last segment is shorter), s, a and A.
+    slips = {
+        "only the input of each segment is kept: 24/s inputs of size a, not 24": lambda n, s, a, A: (
+            LAYERS * a + s * A
+        ),
+        "the segment being recomputed holds the activations of all its s layers at once: s·A, "
+        "not A": lambda n, s, a, A: n * a + A,
+        "only one segment is recomputed at a time: its s layers' activations, s·A, not those of "
+        "all 24 layers": lambda n, s, a, A: n * a + LAYERS * A,
+        "you swapped the roles: segments of s layers keep 24/s inputs and recompute s layers, "
+        "24a/s + s·A": lambda n, s, a, A: s * a + n * A,
+    }
+    sizes = [
+        (s, a, A) for s in (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24) for a, A in ((1.0, 6.0), (3.0, 2.0))
+    ]
+
+    def counts(s: int) -> tuple[float, ...]:
+        """The number of segments: 24/s, or the whole number of them when s does not divide 24."""
+        return (LAYERS / s,) if LAYERS % s == 0 else (LAYERS / s, float(math.ceil(LAYERS / s)))
+
+    def memory_case() -> str | None:
+        values = []
+        for s, a, A in sizes:
+            got = call(memory, s, a, A)
+            try:
+                values.append(float(got))
+            except (TypeError, ValueError):
+                return tr("return a number; got {got_type}").format(got_type=type(got).__name__)
+
+        def fits(rule: Callable[..., float]) -> bool:
+            return all(
+                any(math.isclose(v, rule(n, s, a, A)) for n in counts(s))
+                for (s, a, A), v in zip(sizes, values)
+            )
+
+        if fits(lambda n, s, a, A: n * a + s * A):
+            return None
+        for why, slip in slips.items():
+            if fits(slip):
+                return tr(why)
+        (s, a, A), value = next(
+            (x, v)
+            for x, v in zip(sizes, values)
+            if not any(math.isclose(v, n * x[1] + x[0] * x[2]) for n in counts(x[0]))
+        )
+        return tr(
+            "for s = {s}, a = {a:g}, A = {A:g}: expected 24a/s + s·A = {expected:g}, got {value:g}"
+        ).format(s=s, a=a, A=A, expected=right(s, a, A), value=value)
+
+    def best_case() -> str | None:
+        # 24a/A = 4, 36, 16, 24, 60, 4.5 and 6.1875: the best whole number is sometimes below the
+        # optimum √(24a/A) (2.12 -> 2) and sometimes above it though nearer below (2.49 -> 3).
+        pairs = ((1.0, 6.0), (3.0, 2.0), (2.0, 3.0), (1.0, 1.0), (5.0, 2.0), (0.1875, 1.0))
+        pairs += ((0.7734375, 3.0),)
+        values = []
+        for a, A in pairs:
+            got = call(best_segment, a, A)
+            try:
+                values.append(float(got))
+            except (TypeError, ValueError):
+                return tr("return a number; got {got_type}").format(got_type=type(got).__name__)
+
+        def whole_best(a: float, A: float) -> int:
+            return min(range(1, LAYERS + 1), key=lambda n: right(n, a, A))
+
+        def fine(a: float, A: float, s: float) -> bool:
+            return math.isclose(s, math.sqrt(LAYERS * a / A), rel_tol=1e-6) or s == whole_best(a, A)
+
+        if all(fine(a, A, s) for (a, A), s in zip(pairs, values)):
+            return None
+        best_slips = {
+            "the optimum is where the derivative -24a/s² + A is 0: s² = 24a/A, so s = √(24a/A) "
+            "(you left out the square root)": lambda a, A: LAYERS * a / A,
+            "s = √(24a/A): many inputs (large a) call for longer segments, large activations "
+            "for shorter ones; you have it upside down": lambda a, A: math.sqrt(LAYERS * A / a),
+            "s = √(24a/A): the number of layers, 24, belongs under the root": lambda a, A: (
+                math.sqrt(a / A)
+            ),
+        }
+        for why, slip in best_slips.items():
+            if all(math.isclose(s, slip(a, A), rel_tol=1e-6) for (a, A), s in zip(pairs, values)):
+                return tr(why)
+        if len(set(values)) == 1:
+            return tr(
+                "you gave s = {s:g} whatever a and A are; the best segment depends on them: "
+                "√(24a/A)"
+            ).format(s=values[0])
+        (a, A), s = next(((x, s) for x, s in zip(pairs, values) if not fine(*x, s)))
+        if float(s).is_integer() and 1 <= s <= LAYERS:
+            return tr(
+                "for a = {a:g}, A = {A:g}: s = {s:g} gives 24a/s + s·A = {mine:.4g}, but s = "
+                "{n} gives {least:.4g}; the best is √(24a/A) = {best:.4g}, or the whole number "
+                "whose memory is least"
+            ).format(
+                a=a,
+                A=A,
+                s=s,
+                mine=right(int(s), a, A),
+                n=whole_best(a, A),
+                least=right(whole_best(a, A), a, A),
+                best=math.sqrt(LAYERS * a / A),
+            )
+        return tr(
+            "for a = {a:g}, A = {A:g}: 24a/s + s·A is smallest at s = √(24a/A) = {best:.4g}; "
+            "got {s:g}"
+        ).format(a=a, A=A, best=math.sqrt(LAYERS * a / A), s=s)
+
+    report.run("memory(s, a, A) for segments of 1 to 24 layers", memory_case)
+    report.run("the best segment length for several a and A", best_case)
     return report

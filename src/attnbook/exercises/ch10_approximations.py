@@ -1,7 +1,10 @@
-"""Chapter 10's checker: linear attention in O(n).
+"""Chapter 10's checkers: linear attention in O(n), the limit of its weights, and the numeric
+questions (the state of a linear-attention RNN, the reach of stacked windows).
 
-``linear_attn(query, key, value) -> output``: non-causal linear attention with
-``phi(x) = elu(x) + 1`` (see :func:`attnbook.efficient.linear_attention`).
+* ``linear_attn(query, key, value) -> output``: non-causal linear attention with
+  ``phi(x) = elu(x) + 1`` (see :func:`attnbook.efficient.linear_attention`).
+* ``weight_on_first(c, P)``: the weight linear attention gives item 1 of P one-hot keys for the
+  query ``c·e_1``, as the formula the derivation finds (it tends to 2/(P + 1)).
 """
 
 from __future__ import annotations
@@ -12,17 +15,33 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.efficient.linear import elu_feature_map, linear_attention
+from attnbook.efficient.linear import (
+    elu_feature_map,
+    linear_attention,
+    linear_attention_recurrent,
+    linear_attention_weights,
+)
 from attnbook.exercises.cases import random_qkv
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.probes import LargestTensor
+from attnbook.exercises.report import (
+    LearnerError,
+    Report,
+    call,
+    changed_inputs,
+    expect_tensor,
+    library,
+)
 from attnbook.i18n import tr
 
-__all__ = ["check_linear_attention", "check_state_bytes", "check_window_layers"]
+__all__ = [
+    "check_linear_attention",
+    "check_state_bytes",
+    "check_window_layers",
+    "check_linear_limit",
+]
 
 
 def _close(a: Tensor, b: Tensor, atol: float = 1e-5) -> bool:
@@ -38,24 +57,12 @@ def _factored(phi_q: Tensor, phi_k: Tensor, v: Tensor, mean_normaliser: bool = F
     return (phi_q @ (phi_k.T @ v)) / (phi_q @ z)[:, None]  # (L, Ev)
 
 
-class _LargestTensor(TorchDispatchMode):
-    """Records the number of elements of the largest tensor any operation produces."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.largest = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in tree_leaves(out):
-            if isinstance(t, Tensor):
-                self.largest = max(self.largest, t.numel())
-        return out
-
-
 def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Report:
     """Compare the reader's non-causal ``linear_attn(query, key, value)`` with the library."""
-    report = Report("linear attention")
+    report = Report(
+        "linear attention",
+        refused=library(linear_attention, linear_attention_weights, linear_attention_recurrent),
+    )
 
     def matches(seed: int, L: int, S: int, E: int, Ev: int) -> Callable[[], str | None]:
         def case() -> str | None:
@@ -108,7 +115,7 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
             return tr("cannot check the cost: the output is wrong already (see above)")
         n = 1024
         q, k, v = random_qkv(5, n, n, 4, 4)
-        with FlopCounterMode(display=False) as counter, _LargestTensor() as sizes:
+        with FlopCounterMode(display=False) as counter, LargestTensor() as sizes:
             out = call(linear_attn, q, k, v)
         if expect_tensor(out, (n, 4)) is not None or not _close(
             out, linear_attention(q, k, v), atol=1e-4
@@ -218,4 +225,117 @@ def check_window_layers(reach: Callable[[int, int], int], layers_needed: int) ->
 
     report.run("ℓ layers reach ℓ · w positions", reach_case)
     report.run("layers of w = 128 for 16,384 tokens", layers_case)
+    return report
+
+
+def _weight_on_first(c: float, P: int, *, q_ones: bool = True, k_ones: bool = True) -> float:
+    """The elu + 1 weight on item 1 of P one-hot keys for the query c·e_1, by the formula (the
+    variants leave out the 1s of φ(q) or of φ(k) outside their own coordinate)."""
+    first = 2 * (c + 1) + (P - 1) * (1 if q_ones and k_ones else 0)  # φ(q)·φ(e_1)
+    other = (c + 1) * (1 if k_ones else 0) + 2 * (1 if q_ones else 0)
+    other += (P - 2) * (1 if q_ones and k_ones else 0)  # φ(q)·φ(e_j), j ≠ 1
+    return first / (first + (P - 1) * other)
+
+
+def check_linear_limit(weight_on_first: Callable[[float, int], float]) -> Report:
+    """Check ``weight_on_first(c, P)``: the weight that linear attention with φ(x) = elu(x) + 1
+    gives item 1 of P one-hot keys e_1 ... e_P for the query c·e_1, as a formula in c and P
+    (compared with the weights computed from φ, for c ≥ 0), which tends to 2/(P + 1)."""
+    refused = library(linear_attention, linear_attention_weights, linear_attention_recurrent)
+    report = Report("the limit 2 / (P + 1)", refused=refused)
+
+    def numeric_formula(c: float, P: int) -> float:  # the closed form, for P too large to build
+        return (2 * c + P + 1) / ((2 * c + P + 1) + (P - 1) * (c + P + 1))
+
+    def numeric(c: float, P: int) -> float:
+        phi_q = elu_feature_map(c * torch.eye(P, dtype=torch.float64)[0])  # (P,)
+        kernel = elu_feature_map(torch.eye(P, dtype=torch.float64)) @ phi_q  # (P,)
+        return float(kernel[0] / kernel.sum())
+
+    slips = {
+        "that is 2/(P + 1) at every c, the limit only: φ(c·e_1) = elu(c·e_1) + 1 has 1 in "
+        "every other coordinate too, so φ(q)·φ(e_j) = (c + 1) + 2 + (P - 2) for j ≠ 1":
+            lambda c, P: 2 / (P + 1),
+        "φ(e_j) = elu(e_j) + 1 has 2 in coordinate j and 1 in every other one, and so has "
+        "φ(q) outside coordinate 1: you left out those 1s":
+            lambda c, P: _weight_on_first(c, P, q_ones=False, k_ones=False),
+        "φ(e_j) = elu(e_j) + 1 has 1 in every coordinate but j (where it has 2): you left out "
+        "those 1s": lambda c, P: _weight_on_first(c, P, k_ones=False),
+        "that is softmax attention's weight, exp(c) / (exp(c) + P - 1); linear attention "
+        "replaces exp(q·k) by φ(q)·φ(k)": lambda c, P: 1 / (1 + (P - 1) * math.exp(-c)),
+        "that is uniform weight, 1/P; the weight on item 1 grows with c (and tends to "
+        "2/(P + 1))": lambda c, P: 1 / P,
+        "elu(c) + 1 = c + 1 for c ≥ 0 (not c)": lambda c, P: _weight_on_first(c - 1, P),
+        "there are P - 1 other items, not P": lambda c, P: (
+            (2 * c + P + 1) / ((2 * c + P + 1) + P * (c + P + 1))
+        ),
+    }  # fmt: skip
+    points = [(c, P) for P in (2, 4, 16) for c in (0.0, 0.5, 1.0, 3.0, 10.0, 1000.0)]
+
+    def formula() -> str | None:
+        values = []
+        for c, P in points:
+            got = call(weight_on_first, c, P)
+            try:
+                values.append(float(got))
+            except (TypeError, ValueError):
+                return tr("return a number; got {got_type}").format(got_type=type(got).__name__)
+        wrong = [
+            (point, v)
+            for point, v in zip(points, values)
+            if not math.isclose(v, numeric(*point), rel_tol=1e-6, abs_tol=1e-12)
+        ]
+        if not wrong:
+            return None
+        for why, slip in slips.items():
+            if all(math.isclose(v, slip(*x), rel_tol=1e-6) for x, v in zip(points, values)):
+                return tr(why)
+        (c, P), value = wrong[0]
+        return tr(
+            "for c = {c:g} and P = {P}, φ gives item 1 the weight {expected:.6g}; your formula "
+            "gives {value:.6g}"
+        ).format(c=c, P=P, expected=numeric(c, P), value=value)
+
+    def limit() -> str | None:
+        if formula() is not None:
+            return tr("cannot check: wrong at finite c already (see above)")
+        for P in (2, 8, 100):
+            value = float(call(weight_on_first, 1e9, P))
+            if not math.isclose(value, 2 / (P + 1), rel_tol=1e-6):
+                return tr(
+                    "for P = {P} and c = 10⁹ expected about 2/(P + 1) = {limit:.6g}; got {value:.6g}"
+                ).format(P=P, limit=2 / (P + 1), value=value)
+        return None
+
+    def by_formula() -> str | None:
+        if formula() is not None:
+            return tr("cannot check: wrong at finite c already (see above)")
+        P = 4096
+        with LargestTensor() as sizes:
+            call(weight_on_first, 3.0, P)
+        if sizes.largest >= P:
+            return tr(
+                "for P = {P} your function makes a tensor of {largest:,} numbers: it computes the "
+                "weights rather than the formula; write the weight as an expression in c and P"
+            ).format(P=P, largest=sizes.largest)
+        # A formula takes any P at once; P x P numbers (with NumPy, say) cannot be allocated.
+        huge = 2**22
+        try:
+            value = float(call(weight_on_first, 3.0, huge))
+        except LearnerError as exc:
+            if not isinstance(exc.original, (MemoryError, RuntimeError)):
+                raise
+            return tr(
+                "for P = {P:,} your function fails ({error}): it computes over the P items; "
+                "write the weight as an expression in c and P"
+            ).format(P=huge, error=type(exc.original).__name__)
+        if not math.isclose(value, numeric_formula(3.0, huge), rel_tol=1e-6):
+            return tr("for P = {P:,} your formula gives {value:.6g}, not {expected:.6g}").format(
+                P=huge, value=value, expected=numeric_formula(3.0, huge)
+            )
+        return None
+
+    report.run("the weight on item 1 for c from 0 to 1000 and P = 2, 4, 16", formula)
+    report.run("tends to 2/(P + 1) as c grows", limit)
+    report.run("a formula in c and P, not a computation over P items", by_formula)
     return report

@@ -15,10 +15,17 @@ import torch
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
+from attnbook.exercises.probes import AUTOGRAD
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
 from attnbook.i18n import tr
 
-__all__ = ["check_attention_backward"]
+__all__ = ["check_attention_backward", "check_backward_memory"]
+
+_BY_HAND = (
+    "your function uses autograd ({names}): the exercise asks for the gradients written out. "
+    "Recompute P = exp(Q Kᵀ/√E - lse), then dV = Pᵀ dO, dP = dO Vᵀ, D = rowsum(dO ∘ O), "
+    "dS = P ∘ (dP - D), dQ = dS K/√E and dK = dSᵀ Q/√E"
+)
 
 Backward = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
 
@@ -37,36 +44,83 @@ def _case(
     return (q, k, v, output.detach(), lse, grad_output), tuple(t.grad for t in leaves)
 
 
-def _mistake(inputs: tuple[Tensor, ...], answer: tuple[Tensor, ...]) -> str:
-    q, k, v, o, lse, do = inputs
+def _gradients(q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, do: Tensor, **slip: bool):
+    """(dQ, dK, dV) by the chapter's formulas, or with one ``slip`` of a learner; None where
+    the slip cannot even be computed for these shapes."""
     scale = q.size(-1) ** -0.5
-    p = torch.exp(q @ k.T * scale - lse)
+    p = torch.exp(q @ k.T * (1.0 if slip.get("p_unscaled") else scale) - lse)
     dp = do @ v.T
-    close = lambda a, b: a.shape == b.shape and torch.allclose(a, b, atol=1e-4)  # noqa: E731
-    no_d = p * dp
-    if close(answer[0], scale * no_d @ k):
-        return tr(
-            "dS = P (dP - D): the term D_i = sum_k dO_ik O_ik, which the softmax subtracts, is "
-            "missing"
-        )
-    if close(answer[0], scale * (p * (dp - dp.sum(-1, keepdim=True))) @ k):
-        return tr(
-            "D_i is the P-weighted sum of dP's row, sum_j P_ij dP_ij (= sum_k dO_ik O_ik), not "
-            "its plain sum"
-        )
-    ds = p * (dp - (do * o).sum(-1, keepdim=True))
-    if close(answer[0], ds @ k):
-        return tr("the scores were scaled by 1/√E, so dQ = (1/√E) dS K (and dK = (1/√E) dSᵀ Q)")
-    if close(answer[1], scale * ds @ q):
-        return tr("dK = (1/√E) dSᵀ Q: transpose dS (keys index its columns)")
-    if close(answer[2], p @ do[: p.size(1)]) or close(answer[2], do.T @ p):
-        return tr("dV = Pᵀ dO, of shape (S, Ev)")
-    return tr("the gradients differ from autograd's")
+    if slip.get("no_d"):
+        d = torch.zeros_like(lse)
+    elif slip.get("plain_sum"):
+        d = dp.sum(-1, keepdim=True)
+    else:
+        d = (do * o).sum(-1, keepdim=True)
+    ds = p * (dp + d) if slip.get("d_added") else p * (dp - d)
+    dq = ds @ k * (1.0 if slip.get("dq_unscaled") else scale)
+    dk = ds.T @ q * (1.0 if slip.get("dk_unscaled") else scale)
+    if slip.get("dk_untransposed"):
+        dk = scale * ds @ q if ds.size(0) == ds.size(1) == q.size(0) else None
+    dv = p.T @ do
+    if slip.get("dv_untransposed"):
+        dv = p @ do if p.size(0) == p.size(1) else None
+    return dq, dk, dv
+
+
+_SLIPS: dict[str, dict[str, bool]] = {
+    "dS = P (dP - D): the term D_i = sum_k dO_ik O_ik, which the softmax subtracts, is missing": {
+        "no_d": True
+    },
+    "D_i is the P-weighted sum of dP's row, sum_j P_ij dP_ij (= sum_k dO_ik O_ik), not its plain "
+    "sum": {"plain_sum": True},
+    "dS = P (dP - D): subtract D_i, do not add it": {"d_added": True},
+    "the scores were scaled by 1/√E, so dQ = (1/√E) dS K (and dK = (1/√E) dSᵀ Q)": {
+        "dq_unscaled": True
+    },
+    "the scores were scaled by 1/√E, so dK = (1/√E) dSᵀ Q (and dQ = (1/√E) dS K)": {
+        "dk_unscaled": True
+    },
+    "the scores were scaled by 1/√E, so both dQ = (1/√E) dS K and dK = (1/√E) dSᵀ Q": {
+        "dq_unscaled": True,
+        "dk_unscaled": True,
+    },
+    "P = exp(Q Kᵀ / √E - lse): lse belongs to the scaled scores, so scale them before you "
+    "subtract it": {"p_unscaled": True},
+    "dK = (1/√E) dSᵀ Q: transpose dS (keys index its columns)": {"dk_untransposed": True},
+    "dV = Pᵀ dO, of shape (S, Ev)": {"dv_untransposed": True},
+}
+
+
+def _close(a: Tensor | None, b: Tensor | None) -> bool:
+    if a is None or b is None or a.shape != b.shape:
+        return False
+    return torch.allclose(a, b, atol=1e-4, rtol=1e-4)
+
+
+def _mistake(inputs: tuple[Tensor, ...], answer: tuple[Tensor, ...]) -> str:
+    """The slip that explains all three returned gradients (and differs from the right ones
+    here); otherwise which gradients differ."""
+    right = _gradients(*inputs)
+    for message, slip in _SLIPS.items():
+        with torch.no_grad():
+            wrong = _gradients(*inputs, **slip)
+        if None in wrong:  # this slip cannot happen with these shapes
+            continue
+        differs = any(not _close(w, r) for w, r in zip(wrong, right))
+        if differs and all(_close(a, w) for a, w in zip(answer, wrong)):
+            return tr(message)
+    names = [
+        n for n, a, r in zip(("d_query", "d_key", "d_value"), answer, right) if not _close(a, r)
+    ]
+    return tr("these gradients differ from autograd's: {names}").format(names=", ".join(names))
 
 
 def check_attention_backward(my_backward: Backward) -> Report:
-    """Compare the reader's backward pass with autograd's gradients on several shapes."""
-    report = Report("attention backward from O and the log-sum-exp")
+    """Compare the reader's backward pass with autograd's gradients on several shapes; an
+    answer that calls autograd itself is refused."""
+    report = Report(
+        "attention backward from O and the log-sum-exp", refused=AUTOGRAD, advice=_BY_HAND
+    )
 
     def case(seed: int, L: int, S: int, E: int, Ev: int) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -96,4 +150,87 @@ def check_attention_backward(my_backward: Backward) -> Report:
             my_backward, ("query", "key", "value", "output", "lse", "grad_output"), *inputs
         ),
     )
+    return report
+
+
+def check_backward_memory(qkvo_bytes: int, lse_bytes: int) -> Report:
+    """Check the bytes that the recomputing backward keeps from the forward, for n = 16,384, 8
+    head-batches, d = 64 in float32: Q, K, V and O together, and the log-sum-exp."""
+    report = Report("the memory of the recomputing backward")
+    n, batches, d, size = 16_384, 8, 64, 4
+    tensor = batches * n * d * size  # one of Q, K, V, O: 32 MiB
+    lse = batches * n * size  # one number per query and head-batch: 0.5 MiB
+
+    def judge(
+        answer: object, expected: int, slips: list[tuple[float, str]], otherwise: str
+    ) -> str | None:
+        """None if right; else every slip that gives this number (several can), or
+        ``otherwise``."""
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+            return tr("answer with a number of bytes; got {kind}").format(
+                kind=type(answer).__name__
+            )
+        if abs(answer - expected) <= 1e-9 * expected:
+            return None
+        found = [why for value, why in slips if abs(answer - value) <= 1e-9 * value]
+        return tr("; or ").join(found) if found else otherwise
+
+    def qkvo_case() -> str | None:
+        slips = [
+            (
+                3 * tensor,
+                tr(
+                    "that is Q, K and V; the output O is kept too: the backward reads it for "
+                    "D = rowsum(dO ∘ O)"
+                ),
+            ),
+            (tensor, tr("that is one of the four tensors; Q, K, V and O take 4 times as much")),
+            (4 * tensor // size, tr("that is the number of floats; each float32 takes 4 bytes")),
+            (
+                4 * tensor // batches,
+                tr("that is one head-batch; each of the 8 has its own Q, K, V and O"),
+            ),
+            (4 * tensor + lse, tr("give Q, K, V and O here, and the log-sum-exp apart")),
+            (
+                7 * tensor,
+                tr(
+                    "the three gradients dQ, dK, dV are not kept from the forward: they are "
+                    "made by the backward; count Q, K, V and O only"
+                ),
+            ),
+            (4 * tensor / 2**20, tr("that is in MiB; the question asks for bytes (1 MiB = 2²⁰)")),
+            (
+                4 * tensor / 10**6,
+                tr(
+                    "that is in millions of bytes; the question asks for bytes (and 1 MiB = 2²⁰ "
+                    "bytes, not 10⁶)"
+                ),
+            ),
+        ]
+        otherwise = tr(
+            "expected 4 tensors of 8 x 16,384 x 64 float32 = {expected:,} bytes, got {got}"
+        ).format(expected=4 * tensor, got=qkvo_bytes)
+        return judge(qkvo_bytes, 4 * tensor, slips, otherwise)
+
+    def lse_case() -> str | None:
+        slips = [
+            (lse // size, tr("that is the number of floats; each float32 takes 4 bytes")),
+            (lse // batches, tr("that is one head-batch; each of the 8 has its own log-sum-exp")),
+            (
+                tensor,
+                tr(
+                    "the log-sum-exp is one number per query (per head-batch), not d of them: "
+                    "8 x 16,384 floats"
+                ),
+            ),
+            (lse / 2**20, tr("that is in MiB; the question asks for bytes (1 MiB = 2²⁰)")),
+        ]
+        otherwise = tr(
+            "expected one float32 per query and head-batch, 8 x 16,384 x 4 = {expected:,} bytes, "
+            "got {got}"
+        ).format(expected=lse, got=lse_bytes)
+        return judge(lse_bytes, lse, slips, otherwise)
+
+    report.run("the bytes of Q, K, V and O", qkvo_case)
+    report.run("the bytes of the log-sum-exp", lse_case)
     return report

@@ -14,7 +14,14 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import (
+    LearnerError,
+    Report,
+    call,
+    changed_inputs,
+    expect_tensor,
+    library,
+)
 from attnbook.i18n import tr
 from attnbook.tasks.stories import Story, last_place_rule, stories, supporting_share
 
@@ -41,7 +48,7 @@ HAND = {
 
 def check_last_place(my_last_place: Callable[[Story], str | None]) -> Report:
     """Chapter 13: the last place mentioned in a story, the shortcut the control rules out."""
-    report = Report("last place mentioned")
+    report = Report("last place mentioned", refused=library(last_place_rule))
 
     def case(story: Story) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -99,34 +106,110 @@ def _share_case(seed: int, N: int = 8, S: int = 30) -> tuple[Tensor, Tensor, Ten
     return weights, sentence, supporting
 
 
+def _hits(sentence: Tensor, supporting: Tensor, *, drop: bool = True) -> Tensor:
+    """(N, S, K) whether each token belongs to each supporting sentence (``drop``: -1 is none)."""
+    hit = sentence[:, :, None] == supporting[:, None, :]
+    return hit & (supporting >= 0)[:, None, :] if drop else hit
+
+
+# Slips of the supporting share, each a function (weights, sentence, supporting) -> (N,), with
+# what it gets wrong. One is named only when it gives the learner's answer in every case.
+_SHARE_SLIPS: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
+    "you counted the first supporting sentence only; a two-fact question has two (the second "
+    "column, -1 when there is none)": lambda w, s, sup: supporting_share(w, s, sup[:, :1]),
+    "you averaged the weights of the supporting tokens; the share is their SUM": lambda w, s, sup: (
+        (w * _hits(s, sup).any(-1)).sum(-1) / _hits(s, sup).any(-1).sum(-1).clamp_min(1)
+    ),
+    "you averaged the weights of the supporting tokens (the share is their SUM), and counted "
+    "the padding token, whose sentence index -1 matches the 'no second sentence' placeholder "
+    "(mask the -1 in `supporting`)": lambda w, s, sup: (
+        (w * _hits(s, sup, drop=False).any(-1)).sum(-1)
+        / _hits(s, sup, drop=False).any(-1).sum(-1).clamp_min(1)
+    ),
+    "you counted the padding token: its sentence index is -1, and so is the 'no second "
+    "sentence' placeholder. Mask the -1 in `supporting` (it is not a sentence); a softmax row "
+    "has no weight there, but this row does": lambda w, s, sup: (
+        w * _hits(s, sup, drop=False).any(-1)
+    ).sum(-1),
+    "you counted sentence 2 twice (once per column): a token is on a supporting sentence or "
+    "not; combine the columns with `any`, not a sum": lambda w, s, sup: (
+        w[:, :, None] * _hits(s, sup)
+    ).sum((1, 2)),
+    "you counted the sentence AFTER each supporting one: `sentence` and `supporting` both count "
+    "sentences from 0, so compare them as they are": lambda w, s, sup: supporting_share(
+        w, s, torch.where(sup >= 0, sup + 1, sup)
+    ),
+    "you counted the sentence BEFORE each supporting one: `sentence` and `supporting` both count "
+    "sentences from 0, so compare them as they are": lambda w, s, sup: supporting_share(
+        w, s, torch.where(sup >= 0, sup - 1, sup)
+    ),
+}
+
+
 def check_supporting_share(
     my_supporting_share: Callable[[Tensor, Tensor, Tensor], Tensor],
 ) -> Report:
-    """Chapter 13: the share of a question's attention on its supporting sentences."""
-    report = Report("supporting share")
+    """Chapter 13: the share of a question's attention on its supporting sentences.
 
-    def case(seed: int, N: int) -> Callable[[], str | None]:
+    Every case runs first; a slip is named only when it gives the learner's answer in every
+    case (one where it happens to give the same number is not evidence).
+    """
+    report = Report("supporting share", refused=library(supporting_share))
+    hand_sentence = torch.tensor([[0, 0, 1, 1, 2, -1]])  # sentences 0, 0, 1, 1, 2 and padding
+    cases = {
+        "a hand example: 0.6 on sentences 0 and 2": (
+            torch.tensor([[0.1, 0.1, 0.2, 0.2, 0.4, 0.0]]),
+            hand_sentence,
+            torch.tensor([[0, 2]]),
+        ),
+        "a row with weight on padding and one supporting sentence": (
+            torch.tensor([[0.1, 0.1, 0.2, 0.2, 0.2, 0.2]]),
+            hand_sentence,
+            torch.tensor([[2, -1]]),
+        ),
+        "both supporting columns name the same sentence": (
+            torch.tensor([[0.1, 0.1, 0.2, 0.2, 0.4, 0.0]]),
+            hand_sentence,
+            torch.tensor([[2, 2]]),
+        ),
+        "8 padded stories": _share_case(0, 8),
+        "13 padded stories": _share_case(1, 13),
+    }
+    outs: dict[str, object] = {}
+    with report.refusing():
+        for description, args in cases.items():
+            try:
+                outs[description] = call(my_supporting_share, *args)
+            except LearnerError as exc:
+                outs[description] = exc
+
+    def close(out: object, other: Tensor) -> bool:
+        return (
+            isinstance(out, Tensor)
+            and out.shape == other.shape
+            and torch.allclose(out.float(), other, atol=ATOL)
+        )
+
+    named = [
+        why
+        for why, slip in _SHARE_SLIPS.items()
+        if all(close(outs[d], slip(*args)) for d, args in cases.items())
+        and any(not close(slip(*args), supporting_share(*args)) for args in cases.values())
+    ]
+
+    def judge(description: str) -> Callable[[], str | None]:
         def run() -> str | None:
-            weights, sentence, supporting = _share_case(seed, N)
-            out = call(my_supporting_share, weights, sentence, supporting)
-            problem = expect_tensor(out, (N,), what="my_supporting_share")
+            out, args = outs[description], cases[description]
+            if isinstance(out, LearnerError):
+                raise out
+            expected = supporting_share(*args)
+            problem = expect_tensor(out, tuple(expected.shape), what="my_supporting_share")
             if problem is not None:
                 return problem
-            expected = supporting_share(weights, sentence, supporting)
             if torch.allclose(out, expected, atol=ATOL):
                 return None
-            close = lambda other: torch.allclose(out, other, atol=ATOL)  # noqa: E731
-            if close(supporting_share(weights, sentence, supporting[:, :1])):
-                return tr(
-                    "you counted the first supporting sentence only; a two-fact question has two (the "
-                    "second column, -1 when there is none)"
-                )
-            hit = (sentence[:, :, None] == supporting[:, None, :]).any(-1).float()  # (N, S)
-            mean = (weights * hit).sum(-1) / hit.sum(-1).clamp_min(1)
-            if close(mean):
-                return tr(
-                    "you averaged the weights of the supporting tokens; the share is their SUM"
-                )
+            if len(named) == 1:
+                return tr(named[0])
             return tr("expected {value}, got {value2}").format(
                 value=[round(x, 4) for x in expected.tolist()],
                 value2=[round(x, 4) for x in out.tolist()],
@@ -134,60 +217,8 @@ def check_supporting_share(
 
         return run
 
-    def hand(
-        weights: list[float], supporting: list[int], expected: float, hints: dict[str, float]
-    ) -> Callable[[], str | None]:
-        """One story of sentences 0, 0, 1, 1, 2 and a padding token; ``hints``: wrong sums."""
-
-        def run() -> str | None:
-            sentence = torch.tensor([[0, 0, 1, 1, 2, -1]])
-            w = torch.tensor([weights])
-            out = call(my_supporting_share, w, sentence, torch.tensor([supporting]))
-            problem = expect_tensor(out, (1,), what="my_supporting_share")
-            if problem is not None:
-                return problem
-            if torch.allclose(out, torch.tensor([expected]), atol=ATOL):
-                return None
-            for hint, wrong in hints.items():
-                if abs(out.item() - wrong) < ATOL:
-                    return tr(hint)
-            return tr("expected {expected}, got {out_tolist}").format(
-                expected=expected, out_tolist=out.tolist()
-            )
-
-        return run
-
-    report.run(
-        "a hand example: 0.6 on sentences 0 and 2",
-        hand([0.1, 0.1, 0.2, 0.2, 0.4, 0.0], [0, 2], 0.6, {}),
-    )
-    report.run(
-        "a row with weight on padding and one supporting sentence",
-        hand(
-            [0.1, 0.1, 0.2, 0.2, 0.2, 0.2],
-            [2, -1],
-            0.2,
-            {
-                "you counted the padding token: its sentence index is -1, and so is the "
-                "'no second sentence' placeholder. Mask the -1 in `supporting` (it is not a "
-                "sentence); a softmax row has no weight there, but this row does": 0.4,
-            },
-        ),
-    )
-    report.run(
-        "both supporting columns name the same sentence",
-        hand(
-            [0.1, 0.1, 0.2, 0.2, 0.4, 0.0],
-            [2, 2],
-            0.4,
-            {
-                "you counted sentence 2 twice (once per column): a token is on a supporting "
-                "sentence or not; combine the columns with `any`, not a sum": 0.8,
-            },
-        ),
-    )
-    report.run("8 padded stories", case(0, 8))
-    report.run("13 padded stories", case(1, 13))
+    for description in cases:
+        report.run(description, judge(description))
     args = _share_case(2)
     report.run(
         "does not modify its inputs",

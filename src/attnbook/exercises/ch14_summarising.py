@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from attnbook.exercises.report import Report, as_int, call
+from attnbook.exercises.report import LearnerError, Report, as_int, call, library
 from attnbook.i18n import tr
 from attnbook.tasks.summaries import STOPWORDS, central_sentence, paragraphs
 
@@ -66,82 +66,108 @@ _VARIANTS = (  # (question, advice, variant of the score)
 )
 
 
-def _mistake(sentences: list[list[str]], answer: int) -> str:
+def _pick(scores: list[float], latest: bool) -> int:
+    best = max(scores)
+    picks = [i for i, v in enumerate(scores) if v == best]
+    return picks[-1] if latest else picks[0]
+
+
+def _slip(paragraphs: list[list[list[str]]], answers: list[int | None]) -> str | None:
+    """The one variant (a score of _VARIANTS, or ties to the latest sentence) that gives every
+    answer on every paragraph; None if no single variant does."""
+    named = []
+    for latest in (False, True):
+        for question, advice, kind in ((None, None, {}), *_VARIANTS):
+            if question is None and not latest:
+                continue  # the right answer
+            if all(a == _pick(_scores(p, **kind), latest) for p, a in zip(paragraphs, answers)):
+                named.append((question, advice, latest))
+    if len(named) != 1:
+        return None
+    question, advice, latest = named[0]
+    parts = (
+        [tr("ties go to the EARLIEST sentence; you return the latest of them")] if latest else []
+    )
+    if question is not None:
+        parts.append(
+            tr("your answer matches another score: did you {questions} {advice}").format(
+                questions=tr(question), advice=tr(advice)
+            )
+        )
+    return tr("; ").join(parts)
+
+
+def _facts(sentences: list[list[str]], answer: int) -> str:
+    """What is true of a wrong answer on one paragraph, without guessing why."""
     scores = _scores(sentences)
     best = max(scores)
-    matches = []
-    for question, advice, kind in _VARIANTS:
-        other = _scores(sentences, **kind)
-        if answer == other.index(max(other)):
-            matches.append((question, advice))
-    other_score = ""
-    if matches:
-        questions = tr(" Or did you ").join(tr(q) for q, _ in matches)
-        advice = " ".join(tr(a) for _, a in matches)
-        other_score = tr("your answer matches another score: did you {questions} {advice}").format(
-            questions=questions, advice=advice
-        )
-    if scores[answer] == best:  # a tie is named first, the matching score after it
-        tie = tr("a tie: several sentences share the most words; return the EARLIEST of them")
-        return f"{tie} ({other_score})" if other_score else tie
-    if other_score:
-        return other_score
+    if scores[answer] == best:
+        return tr("a tie: several sentences share the most words; return the EARLIEST of them")
     return tr(
         "sentence {answer} shares {scores_answer:g} words with the others; the best shares {best:g}"
     ).format(answer=answer, scores_answer=scores[answer], best=best)
 
 
-def check_central_sentence(my_central_sentence: Central) -> Report:
-    """Compare the reader's centrality with ``attnbook.tasks.summaries.central_sentence``."""
-    report = Report("most central sentence")
+# The two hand-made paragraphs: a three-way tie, and one where repeats and length mislead
+# (distinct shared words 2, 1, 2, 3: sentence 3; counting repeats picks 0, dividing by the
+# length picks 2).
+_TIE = [["it", "rained", "."], ["the", "rained", "bridge"], ["bridge", "it", "."]]
+_REPEATS = [["bridge", "bridge", "park"], ["board"], ["bridge"], ["bridge", "board"]]
 
-    def case(split: str, seed: int, n: int) -> Callable[[], str | None]:
+
+def check_central_sentence(my_central_sentence: Central) -> Report:
+    """Compare the reader's centrality with ``attnbook.tasks.summaries.central_sentence``.
+
+    The function runs on every paragraph first; a slip ("did you count the stop words?") is
+    named only when it gives every one of the learner's answers; a single paragraph says only
+    what is true of the answer there (a tie broken the other way, or how many words it shares).
+    """
+    report = Report("most central sentence", refused=library(central_sentence))
+    cases = {
+        "a three-way tie goes to the first sentence": [_TIE],
+        "a repeated word counts once, a short sentence gets no bonus": [_REPEATS],
+        "20 training paragraphs": [p.sentences for p in paragraphs(20, "train", 0)],
+        "20 long paragraphs (8 sentences)": [p.sentences for p in paragraphs(20, "long", 0)],
+    }
+    raw: dict[str, list | LearnerError] = {}
+    with report.refusing():
+        for description, paragraphs_ in cases.items():
+            try:
+                raw[description] = [
+                    call(my_central_sentence, [list(s) for s in p]) for p in paragraphs_
+                ]
+            except LearnerError as exc:
+                raw[description] = exc
+    usable = all(
+        not isinstance(r, LearnerError)
+        and all(as_int(a) is not None and 0 <= as_int(a) < len(p) for a, p in zip(r, cases[d]))
+        for d, r in raw.items()
+    )
+    slip = None
+    if usable:
+        every = [p for d in cases for p in cases[d]]
+        slip = _slip(every, [as_int(a) for d in cases for a in raw[d]])
+
+    def judge(description: str) -> Callable[[], str | None]:
         def run() -> str | None:
-            for p in paragraphs(n, split, seed):
-                raw = call(my_central_sentence, [list(s) for s in p.sentences])
-                answer = as_int(raw)
-                if answer is None or not 0 <= answer < len(p.sentences):
-                    return tr(
-                        "return a sentence index in [0, {len_p_sentences}); got {raw!r}"
-                    ).format(len_p_sentences=len(p.sentences), raw=raw)
-                if answer != central_sentence(p.sentences):
-                    text = " / ".join(" ".join(s) for s in p.sentences)
-                    return tr("for the paragraph {text!r}: ").format(text=text) + _mistake(
-                        p.sentences, answer
+            answers = raw[description]
+            if isinstance(answers, LearnerError):
+                raise answers
+            for p, given in zip(cases[description], answers):
+                answer = as_int(given)
+                if answer is None or not 0 <= answer < len(p):
+                    return tr("return a sentence index in [0, {n}); got {raw!r}").format(
+                        n=len(p), raw=given
+                    )
+                if answer != central_sentence(p):
+                    text = " / ".join(" ".join(s) for s in p)
+                    return tr("for the paragraph {text!r}: ").format(text=text) + (
+                        slip or _facts(p, answer)
                     )
             return None
 
         return run
 
-    def tie() -> str | None:
-        sentences = [["it", "rained", "."], ["the", "rained", "bridge"], ["bridge", "it", "."]]
-        raw = call(my_central_sentence, sentences)
-        answer = as_int(raw)
-        if answer is None:
-            return tr("return a sentence index (an int); got {raw!r}").format(raw=raw)
-        if answer != 0:
-            return tr(
-                "each sentence shares two words with the others; the earliest, 0, wins the tie; got "
-                "{answer}"
-            ).format(answer=answer)
-        return None
-
-    def repeats() -> str | None:
-        # distinct shared words 2, 1, 2, 3: sentence 3; counting repeats picks 0, dividing
-        # by the length picks 2
-        sentences = [["bridge", "bridge", "park"], ["board"], ["bridge"], ["bridge", "board"]]
-        raw = call(my_central_sentence, sentences)
-        answer = as_int(raw)
-        if answer is None or not 0 <= answer < len(sentences):
-            return tr("return a sentence index in [0, 4); got {raw!r}").format(raw=raw)
-        if answer != 3:
-            return tr("expected 3; got {answer}: ").format(answer=answer) + _mistake(
-                sentences, answer
-            )
-        return None
-
-    report.run("a three-way tie goes to the first sentence", tie)
-    report.run("a repeated word counts once, a short sentence gets no bonus", repeats)
-    report.run("20 training paragraphs", case("train", 0, 20))
-    report.run("20 long paragraphs (8 sentences)", case("long", 0, 20))
+    for description in cases:
+        report.run(description, judge(description))
     return report

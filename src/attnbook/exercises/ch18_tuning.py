@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor, library
 from attnbook.i18n import tr
 from attnbook.lab.model import IGNORE
 from attnbook.lab.tuning import distillation_loss, head_diversity_penalty
@@ -126,7 +126,7 @@ SOFT_HINTS = {
 
 def check_soft_loss(my_soft_loss: Callable[[Tensor, Tensor, Tensor, float], Tensor]) -> Report:
     """Chapter 18: T² · KL(teacher_T ‖ student_T), summed over classes, mean over scored positions."""
-    report = Report("softened distillation loss")
+    report = Report("softened distillation loss", refused=library(distillation_loss))
 
     def case(seed: int, T: float) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -176,7 +176,12 @@ def check_soft_loss(my_soft_loss: Callable[[Tensor, Tensor, Tensor, float], Tens
     def gradient() -> str | None:
         student, teacher, targets = _logits_case(4)
         out = call(my_soft_loss, student.requires_grad_(True), teacher, targets, 2.0)
-        if not isinstance(out, Tensor) or not out.requires_grad:
+        expected = float(distillation_loss(student.detach(), teacher, targets, 2.0, alpha=1.0))
+        if not isinstance(out, Tensor) or out.shape != ():
+            return tr("cannot check: the loss is not a scalar tensor (see above)")
+        if abs(float(out.detach()) - expected) > RTOL * max(1.0, abs(expected)):
+            return tr("cannot check the gradient: the loss is wrong already (see above)")
+        if not out.requires_grad:
             return tr(
                 "the result carries no gradient: compute it with torch operations, not .item()"
             )
@@ -265,22 +270,26 @@ DIVERSITY_HINTS = {
 
 def check_diversity(my_diversity: Callable[[Tensor], Tensor]) -> Report:
     """Chapter 18: mean cosine similarity of rows between different heads."""
-    report = Report("head diversity penalty")
+    report = Report("head diversity penalty", refused=library(head_diversity_penalty))
 
     def known() -> str | None:
         apart = F.one_hot(torch.tensor([[0, 1], [1, 0]]), 2).float()[None]  # (1, 2, 2, 2)
         same = F.one_hot(torch.tensor([[0, 1], [0, 1]]), 2).float()[None]
-        for maps, value, what in (
-            (apart, 0.0, tr("never share a key")),
-            (same, 1.0, tr("are copies")),
+        outs = [call(my_diversity, maps) for maps in (apart, same)]
+        one_minus = all(  # 1 for heads apart and 0 for copies: the distance, not the similarity
+            isinstance(out, Tensor) and out.shape == () and abs(float(out.detach()) - want) <= RTOL
+            for out, want in zip(outs, (1.0, 0.0))
+        )
+        for out, value, what in (
+            (outs[0], 0.0, tr("never share a key")),
+            (outs[1], 1.0, tr("are copies")),
         ):
-            out = call(my_diversity, maps)
             problem = expect_tensor(out, (), what="my_diversity")
             if problem is not None:
                 return problem
             got = float(out.detach())
             if abs(got - value) > 1e-5:
-                if abs(got - _diversity_variants(maps)["one minus"]) <= RTOL:
+                if one_minus:
                     hint = tr(DIVERSITY_HINTS["one minus"])
                     return tr("two heads that {what} must score {value}; {hint}").format(
                         what=what, value=value, hint=hint

@@ -14,7 +14,14 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
+from attnbook.exercises.report import (
+    LearnerError,
+    Report,
+    call,
+    changed_inputs,
+    expect_tensor,
+    library,
+)
 from attnbook.i18n import tr
 from attnbook.lab.attention import rotate
 
@@ -24,7 +31,11 @@ FLOAT16_MAX = 65504.0
 
 
 def check_largest_dot(largest_dot: Callable[[int, bool], float]) -> Report:
-    """Check the reader's ``largest_dot(head_dim, scale_first)``."""
+    """Check the reader's ``largest_dot(head_dim, scale_first)``.
+
+    The function runs on all four cases first; a slip is named only when it gives every one of
+    the learner's answers (the same number for both orders, say, is not "the cases swapped").
+    """
     report = Report("largest_dot")
 
     def right(d: int, first: bool) -> float:
@@ -33,6 +44,12 @@ def check_largest_dot(largest_dot: Callable[[int, bool], float]) -> Report:
     mistakes = {
         "the two cases are swapped: scaling the query FIRST keeps the product small, so it is "
         "the case that allows the larger q·k": lambda d, f: right(d, not f),
+        "you gave 65504·sqrt(head_dim) whether or not the query is scaled first; when the "
+        "scale multiplies after the product, q·k itself must fit in float16 — the scale comes "
+        "too late to help": lambda d, f: right(d, True),
+        "you gave 65504 whether or not the query is scaled first; scaling the query first "
+        "stores q·k / sqrt(head_dim), so q·k itself may be sqrt(head_dim) times larger":
+            lambda d, f: FLOAT16_MAX,
         "the scale is 1/sqrt(head_dim), not 1/head_dim":
             lambda d, f: FLOAT16_MAX * d if f else FLOAT16_MAX,
         "scaling the query first lets q·k be sqrt(head_dim) times LARGER, not smaller":
@@ -42,49 +59,52 @@ def check_largest_dot(largest_dot: Callable[[int, bool], float]) -> Report:
         "that is float32's largest value; the question is about float16":
             lambda d, f: float(torch.finfo(torch.float32).max) * (math.sqrt(d) if f else 1.0),
     }  # fmt: skip
+    cases = [(d, first) for d in (16, 64) for first in (False, True)]
+    given: dict[tuple[int, bool], object] = {}
+    for d, first in cases:
+        try:
+            given[d, first] = float(call(largest_dot, d, first))
+        except LearnerError as exc:
+            given[d, first] = exc
+        except (TypeError, ValueError):
+            given[d, first] = None
+
+    def explains(wrong: Callable[[int, bool], float]) -> bool:
+        return all(
+            isinstance(given[c], float) and math.isclose(given[c], wrong(*c), rel_tol=1e-5)
+            for c in cases
+        )
+
+    named = [why for why, wrong in mistakes.items() if explains(wrong)]
 
     def case(d: int, first: bool) -> Callable[[], str | None]:
         def run() -> str | None:
-            got = call(largest_dot, d, first)
-            try:
-                value = float(got)
-            except (TypeError, ValueError):
+            value = given[d, first]
+            if isinstance(value, LearnerError):
+                raise value
+            if value is None:
+                got = call(largest_dot, d, first)
                 return tr("return a number; got {got_type}").format(got_type=type(got).__name__)
             expected = right(d, first)
             if math.isclose(value, expected, rel_tol=1e-5):
                 return None
-            if not first and math.isclose(value, right(d, True), rel_tol=1e-5):
-                try:  # the same answer for both cases, or the two cases swapped?
-                    same = math.isclose(float(call(largest_dot, d, True)), value, rel_tol=1e-5)
-                except (TypeError, ValueError):
-                    same = False
-                if same:
-                    return tr(
-                        "you gave 65504·sqrt(head_dim) whether or not the query is scaled first; when the "
-                        "scale multiplies after the product, q·k itself must fit in float16 — the scale "
-                        "comes too late to help"
-                    )
-            for explanation, wrong in mistakes.items():
-                if math.isclose(value, wrong(d, first), rel_tol=1e-5):
-                    return tr(explanation)
+            if named:
+                return tr(named[0])
             return tr("expected {expected:.6g}; got {value:.6g}").format(
                 expected=expected, value=value
             )
 
         return run
 
-    for d in (16, 64):
-        for first in (False, True):
-            where = tr("the query first") if first else tr("the product after")
-            report.run(
-                tr("head size {d}, scale on {where}").format(d=d, where=where), case(d, first)
-            )
+    for d, first in cases:
+        where = tr("the query first") if first else tr("the product after")
+        report.run(tr("head size {d}, scale on {where}").format(d=d, where=where), case(d, first))
     return report
 
 
 def check_rotate(my_rotate: Callable[[Tensor], Tensor]) -> Report:
     """Check the reader's ``my_rotate(x)``: rotary positions for (..., L, D) features."""
-    report = Report("my_rotate")
+    report = Report("my_rotate", refused=library(rotate))
     g = torch.Generator().manual_seed(0)
 
     def diagnose(x: Tensor, out: Tensor) -> str:

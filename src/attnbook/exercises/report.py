@@ -9,13 +9,21 @@
 * :class:`Report` collects one line per case. Only an exception raised inside the learner's
   code is reported as "your function raised"; anything else the checker could not handle says
   so, instead of blaming the learner.
+* :class:`Refused` names a function the answer may not call — the library's own answer to the
+  exercise, or autograd where the exercise asks for a derivation. While a report's case runs,
+  :func:`call` watches for it (wherever the learner's code reaches it: the module, the learner's
+  own globals, the ``attnbook`` modules that re-export it) and the case says so in words.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import numbers
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +32,19 @@ from torch import Tensor
 
 from attnbook.i18n import tr
 
-__all__ = ["Report", "LearnerError", "as_int", "call", "changed_inputs", "expect_tensor", "fresh"]
+__all__ = [
+    "Report",
+    "LearnerError",
+    "Refused",
+    "RefusedCall",
+    "as_int",
+    "call",
+    "call_as_is",
+    "changed_inputs",
+    "expect_tensor",
+    "fresh",
+    "library",
+]
 
 
 class LearnerError(Exception):
@@ -33,6 +53,77 @@ class LearnerError(Exception):
     def __init__(self, original: BaseException) -> None:
         super().__init__(f"{type(original).__name__}: {original}")
         self.original = original
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A function the learner's answer may not call: ``getattr(owner, name)``, shown as ``label``.
+
+    ``when(*args, **kwargs)``, if given, says which calls count (e.g. only with one keyword).
+    """
+
+    owner: Any
+    name: str
+    label: str
+    when: Callable[..., bool] | None = None
+
+
+def library(*functions: Callable[..., Any]) -> tuple[Refused, ...]:
+    """:class:`Refused` entries for library functions, found by their module and name."""
+    return tuple(Refused(sys.modules[f.__module__], f.__name__, f.__name__) for f in functions)
+
+
+class RefusedCall(LearnerError):
+    """The learner's function called a :class:`Refused` function; ``names`` says which."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        Exception.__init__(self, ", ".join(names))
+        self.names = tuple(dict.fromkeys(names))
+        self.original = self
+
+
+# The refused functions of the report whose case is running (empty outside Report.run).
+_REFUSED: ContextVar[tuple[Refused, ...]] = ContextVar("refused", default=())
+
+
+@contextmanager
+def _watch(fn: Callable[..., Any]) -> Iterator[list[str]]:
+    """Replace every refused function, wherever ``fn`` can reach it, by a wrapper that records
+    the call; yield the list of labels called. Everything is restored afterwards."""
+    used: list[str] = []
+    refused = _REFUSED.get()
+    if not refused:
+        yield used
+        return
+    spaces = [
+        vars(module)
+        for name, module in list(sys.modules.items())
+        if module is not None and (name == "attnbook" or name.startswith("attnbook."))
+    ]
+    inner = fn.func if isinstance(fn, functools.partial) else fn
+    spaces.append(getattr(inner, "__globals__", {}))
+    restore: list[Callable[[], None]] = []
+    try:
+        for r in refused:
+            original = getattr(r.owner, r.name)
+            if inner is original:
+                used.append(r.label)
+
+            def wrapper(*a: Any, _o: Any = original, _r: Refused = r, **kw: Any) -> Any:
+                if _r.when is None or _r.when(*a, **kw):
+                    used.append(_r.label)
+                return _o(*a, **kw)
+
+            setattr(r.owner, r.name, wrapper)
+            restore.append(lambda o=r.owner, n=r.name, v=original: setattr(o, n, v))
+            for space in spaces:
+                for key in [k for k, v in space.items() if v is original]:
+                    space[key] = wrapper
+                    restore.append(lambda s=space, k=key, v=original: s.__setitem__(k, v))
+        yield used
+    finally:
+        for undo in reversed(restore):
+            undo()
 
 
 def fresh(value: Any) -> Any:
@@ -53,11 +144,22 @@ def fresh(value: Any) -> Any:
 def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` on fresh copies of the arguments; its exceptions become
     :class:`LearnerError`."""
-    args, kwargs = fresh(args), fresh(kwargs)
-    try:
-        return fn(*args, **kwargs)
-    except Exception as exc:  # the learner's code may fail in any way; it is theirs to fix
-        raise LearnerError(exc) from exc
+    return call_as_is(fn, *fresh(args), **fresh(kwargs))
+
+
+def call_as_is(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """:func:`call` without the copies: for a checker that reads the gradients of the very
+    tensors it passes."""
+    with _watch(fn) as used:
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as exc:  # the learner's code may fail in any way; it is theirs to fix
+            if used:
+                raise RefusedCall(used) from exc
+            raise LearnerError(exc) from exc
+    if used:
+        raise RefusedCall(used)
+    return result
 
 
 def changed_inputs(fn: Callable[..., Any], names: Sequence[str], *args: Any) -> str | None:
@@ -127,12 +229,46 @@ def as_int(value: Any) -> int | None:
     return int(value)
 
 
+#: What a case says when the answer calls a refused function (the library's own answer).
+LIBRARY_ADVICE = (
+    "your function calls {names}, which computes the answer for you (the checker compares with "
+    "it, so calling it proves nothing): write the computation yourself"
+)
+
+
 @dataclass
 class Report:
-    """What a checker found. ``passed`` is True only if every case passed."""
+    """What a checker found. ``passed`` is True only if every case passed.
+
+    ``refused``: functions the answer may not call (see :class:`Refused`); ``advice``, the
+    English template (with ``{names}``) that a case shows the first time one is called.
+    """
 
     exercise: str
     lines: list[tuple[bool, str]] = field(default_factory=list)
+    refused: tuple[Refused, ...] = ()
+    advice: str = LIBRARY_ADVICE
+    _refusals: set[tuple[str, ...]] = field(default_factory=set, repr=False)
+
+    @contextmanager
+    def refusing(self) -> Iterator[None]:
+        """Watch for the refused functions in every :func:`call` inside the block. Each case of
+        :meth:`Report.run` is watched; a checker that calls the learner before its cases uses
+        this."""
+        token = _REFUSED.set(self.refused)
+        try:
+            yield
+        finally:
+            _REFUSED.reset(token)
+
+    def refusal(self, names: Sequence[str]) -> str:
+        """The advice for a refused call, in full the first time, then "see above"."""
+        key = tuple(names)
+        joined = ", ".join(key)
+        if key in self._refusals:
+            return tr("your function calls {names} (see above)").format(names=joined)
+        self._refusals.add(key)
+        return tr(self.advice).format(names=joined)
 
     @property
     def passed(self) -> bool:
@@ -149,7 +285,10 @@ class Report:
     def run(self, description: str, case: Callable[[], str | None]) -> bool:
         """Run one case; it returns None when right or a sentence saying what is wrong."""
         try:
-            problem = case()
+            with self.refusing():
+                problem = case()
+        except RefusedCall as exc:
+            problem = self.refusal(exc.names)
         except LearnerError as exc:
             problem = tr("your function raised {error}").format(error=exc)
         except Exception as exc:  # a checker must report, never crash

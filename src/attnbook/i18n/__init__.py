@@ -23,6 +23,8 @@ from attnbook.i18n.zh_exercises3 import STRINGS as _EXERCISES3
 from attnbook.i18n.zh_exercises4 import STRINGS as _EXERCISES4
 from attnbook.i18n.zh_exercises5 import STRINGS as _EXERCISES5
 from attnbook.i18n.zh_exercises6 import STRINGS as _EXERCISES6
+from attnbook.i18n.zh_exercises7 import STRINGS as _EXERCISES7
+from attnbook.i18n.zh_exercises8 import STRINGS as _EXERCISES8
 
 __all__ = [
     "LANGUAGES",
@@ -47,6 +49,8 @@ ZH_STRINGS: dict[str, str] = {
     **_EXERCISES4,
     **_EXERCISES5,
     **_EXERCISES6,
+    **_EXERCISES7,
+    **_EXERCISES8,
 }
 
 

@@ -255,14 +255,6 @@ STRINGS: dict[str, str] = {
     "weights should have shape (N, L, S) = {N_L_S}; got {weights_shape}": (
         "权重形状应为 (N, L, S) = {N_L_S}；实际为 {weights_shape}"
     ),
-    (
-        "with inputs of shape (N, H, L, E) = {q} the output should have shape {want}; got {got} "
-        "(use key.transpose(-2, -1), not key.T or transpose(1, 2))"
-    ): (
-        "输入形状为 (N, H, L, E) = {q} 时，输出形状应为 {want}；"
-        "实际为 {got}（请用 key.transpose(-2, -1)，而"
-        "不是 key.T 或 transpose(1, 2)）"
-    ),
     "the fully masked row is right, but not the others: {problem}": (
         "完全被掩蔽的行正确，但其他行不对：{problem}"
     ),

@@ -48,13 +48,6 @@ STRINGS: dict[str, str] = {
         "终点不包含在内，所以 x[..., h*D:(h+1)*D] 就是整个头"
         "（h*D:(h+1)*D - 1 漏掉了最后一个特征）"
     ),
-    (
-        "only head {head}'s features changed, but not to the value: a (D,) value is the same D "
-        "numbers at every position (broadcast it over N and S)"
-    ): (
-        "只有头 {head} 的特征改变了，但没有变成该值：(D,) 的值在每个"
-        "位置上都是同样的 D 个数（在 N 和 S 上广播）"
-    ),
     "uniform weights over 4 keys have entropy log 4 = 1.386 nats; got {out_tolist}": (
         "在 4 个键上的均匀权重的熵为 log 4 = 1.386 nats；实际为 {out_tolist}"
     ),
@@ -65,7 +58,6 @@ STRINGS: dict[str, str] = {
     "cannot check: wrong for ordinary blocks already (see above)": (
         "无法检查：在普通块上已经不对了（见上）"
     ),
-    "acc / l equals the softmax over both blocks": "acc / l 等于在两个块上的 softmax",
     "the order of the blocks does not matter": "块的顺序无关紧要",
     "stays finite and exact for very large scores": "分数很大时仍有限且精确",
     "empty blocks (all keys masked) are harmless": "空块（所有键都被掩蔽）无害",
@@ -104,9 +96,6 @@ STRINGS: dict[str, str] = {
     ),
     "only the last block counts: keep a running (m, l, acc) across the blocks": (
         "只有最后一块被计入：请在各块之间维持一个运行中的 (m, l, acc)"
-    ),
-    "wrong for large scores: subtract the running maximum before exponentiating": (
-        "大分数时不对：取指数前先减去运行最大值"
     ),
     (
         "every score here is below -250 and the output is NaN: start the running maximum at "
@@ -171,9 +160,6 @@ STRINGS: dict[str, str] = {
     ),
     "cannot check: wrong at ordinary scores already (see above)": (
         "无法检查：在普通分数上已经不对了（见上）"
-    ),
-    "wrong when every score is very negative: subtract the running maximum": (
-        "所有分数都很负时不对：请减去运行最大值"
     ),
     (
         "every score here is below -250 and exp underflows to 0, giving 0 / 0: subtract the "
@@ -322,7 +308,6 @@ STRINGS: dict[str, str] = {
         "这是每层数了 2w 个位置，即感受野的宽度；要到达往回 16,384 个"
         "位置的词元，信息每层移动 w = 128：需要 {expected} 层"
     ),
-    "the gradients differ from autograd's": "梯度与 autograd 的不同",
     "attention backward from O and the log-sum-exp": "由 O 和 log-sum-exp 做注意力的反向传播",
     "5 queries, 7 keys of 4, values of 3": "5 个查询，7 个大小为 4 的键，大小为 3 的值",
     "9 queries, 4 keys of 8, values of 6": "9 个查询，4 个大小为 8 的键，大小为 6 的值",

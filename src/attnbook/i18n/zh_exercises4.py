@@ -6,7 +6,6 @@ __all__ = ["STRINGS"]
 
 #: English string (or ``str.format`` template) of a checker → its Chinese.
 STRINGS: dict[str, str] = {
-    "expected {expected}, got {out_tolist}": "应为 {expected}，实际为 {out_tolist}",
     "no sentence names a place, so the answer is None; got {out!r}": (
         "没有句子提到地点，所以答案是 None；实际为 {out!r}"
     ),
@@ -31,19 +30,8 @@ STRINGS: dict[str, str] = {
     (
         "sentence {answer} shares {scores_answer:g} words with the others; the best shares {best:g}"
     ): ("句子 {answer} 与其他句子共有 {scores_answer:g} 个词；最多的共有 {best:g} 个"),
-    " Or did you ": "还是",
     "your answer matches another score: did you {questions} {advice}": (
         "你的答案与另一种算分一致：你是否{questions}{advice}"
-    ),
-    "return a sentence index (an int); got {raw!r}": "请返回句子下标（int）；实际为 {raw!r}",
-    (
-        "each sentence shares two words with the others; the earliest, 0, wins the tie; got "
-        "{answer}"
-    ): ("每个句子都与其他句子共有两个词；最早的 0 赢得平局；实际为 {answer}"),
-    "return a sentence index in [0, 4); got {raw!r}": "请返回 [0, 4) 中的句子下标；实际为 {raw!r}",
-    "expected 3; got {answer}: ": "应为 3；实际为 {answer}：",
-    "return a sentence index in [0, {len_p_sentences}); got {raw!r}": (
-        "请返回 [0, {len_p_sentences}) 中的句子下标；实际为 {raw!r}"
     ),
     "for the paragraph {text!r}: ": "对段落 {text!r}：",
     "one numbered 4x4 image, 2x2 patches": "一张编号的 4x4 图像，2x2 的块",

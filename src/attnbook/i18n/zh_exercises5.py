@@ -18,22 +18,6 @@ STRINGS: dict[str, str] = {
         "应对每个头 {sorted_expected} 给出判断；实际的键为 {sorted_out}"
     ),
     (
-        'the thresholds include their ends: a head that costs exactly 0.005 alone is "needed" '
-        "(0.005 or more) and a pair that costs exactly 0.02 makes its heads redundant (0.02 or "
-        "more); use >= (wrong: {wrong})"
-    ): (
-        '阈值包含端点：单独代价恰好为 0.005 的头是 "needed"（0.005 或'
-        "以上），合计代价恰好为 0.02 的一对头是冗余的（0.02 或以上）；"
-        "请用 >=（错误：{wrong}）"
-    ),
-    (
-        "no head is redundant in your answer: a head that costs nothing alone is not dead until "
-        "it also costs nothing with every other harmless head (wrong: {wrong})"
-    ): (
-        "你的答案中没有冗余的头：单独移除不造成损失的头，只有在与其他每个无害的头"
-        "一起移除也不造成损失时才算无用（错误：{wrong}）"
-    ),
-    (
         "you called harmless heads redundant because a pair of them with a NEEDED head costs a "
         "lot: that cost is the needed head's; only pairs of two harmless heads tell redundancy "
         "(wrong: {wrong})"
@@ -152,7 +136,7 @@ STRINGS: dict[str, str] = {
     "each cached key and value has head_dim numbers": "每个缓存的键和值都有 head_dim 个数",
     "expected {right:,} bytes, got {answer:,}": "应为 {right:,} 字节，实际为 {answer:,}",
     "return a whole number of bytes (an int)": "请返回整数的字节数（int）",
-    "return three things: (output, new state, new z)": "请返回三样东西：(output, new state, new z)",
+    "return three things: (output, new state, new z)": "请返回三样东西：（输出、新的状态、新的 z）",
     (
         "only the {K} key/value head(s) are cached, not all {H} query heads, nor {K} times the "
         "group size H/K = {H_K} (the query heads of a group share them)"

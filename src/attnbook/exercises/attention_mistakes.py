@@ -1,0 +1,123 @@
+"""The mistakes :func:`~attnbook.exercises.ch02_attention.check_attention` can name.
+
+:func:`attention_mistake` compares a learner's ``(output, weights)`` with scaled dot-product
+attention and, when they differ, tries the usual mistakes one by one (softmax over the queries,
+no scale or the wrong one, the scale applied after the softmax, an inverted or ignored mask,
+weights zeroed after the softmax) and names the first that gives the learner's output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from attnbook.attention import scaled_dot_product_attention
+from attnbook.i18n import tr
+
+__all__ = ["ATOL", "RTOL", "RANDOM", "SCALED_AFTER", "attention_mistake", "close", "reference"]
+
+ATOL, RTOL = 1e-5, 1e-4
+
+
+def close(a: Tensor, b: Tensor) -> bool:
+    """Same shape and equal within the checker's tolerances (NaN never equals)."""
+    if a.shape != b.shape:
+        return False
+    return torch.allclose(a.double(), b.double(), atol=ATOL, rtol=RTOL, equal_nan=False)
+
+
+def reference(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None = None,
+    scale: float | None = None,
+) -> tuple[Tensor, Tensor]:
+    return scaled_dot_product_attention(query, key, value, mask, scale=scale)
+
+
+RANDOM = (
+    "your function gives different results for the same inputs: dropout (or something else "
+    "random) is on; this attention has no dropout, so leave it out (dropout_p=0.0)"
+)
+SCALED_AFTER = (
+    "you divided by √d_k after the softmax, so each row of weights sums to 1/√d_k; divide the "
+    "scores Q·Kᵀ by √d_k before the softmax"
+)
+
+
+def attention_mistake(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None,
+    output: Tensor,
+    weights: Tensor,
+) -> str | None:
+    """None if right; else the likeliest mistake, found by trying each one in turn."""
+    expected, expected_weights = reference(query, key, value, mask)
+    if output.shape != expected.shape:
+        return tr("the output should have shape {expected_shape}; got {output_shape}").format(
+            expected_shape=tuple(expected.shape), output_shape=tuple(output.shape)
+        )
+    if close(output, expected):
+        if close(weights, expected_weights):
+            return None
+        scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+        if weights.shape == scores.shape and torch.allclose(weights, scores, atol=ATOL):
+            return tr(
+                "the second value returned must be the weights softmax(scores), not the scores"
+            )
+        return tr("the output is right but the weights returned are not the ones applied to value")
+    d = query.size(-1)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d)  # (..., L, S)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    over_queries = torch.nan_to_num(torch.softmax(scores, dim=-2)) @ value
+    columns = weights.sum(-2) if weights.shape == scores.shape else None
+    if close(torch.nan_to_num(output), over_queries) or (
+        columns is not None
+        and torch.isnan(output).any()
+        and (torch.isnan(columns) | (columns - 1).abs().le(ATOL)).all()
+    ):
+        return tr("softmax must run over the keys (dim=-1), not over the queries (dim=-2)")
+    unscaled, _ = reference(query, key, value, mask, scale=1.0)
+    if close(output, unscaled / math.sqrt(d)):
+        return tr(SCALED_AFTER)
+    for scale, mistake in [
+        (1.0, "you forgot to divide the scores Q·Kᵀ by √d_k (the result equals the unscaled one)"),
+        (1.0 / d, "divide the scores by √d_k, not by d_k"),
+        (
+            1.0 / math.sqrt(value.size(-1)),
+            "d_k is the size of the queries and keys, not of the values",
+        ),
+    ]:
+        if close(output, reference(query, key, value, mask, scale=scale)[0]):
+            return tr(mistake)
+    if mask is not None:
+        if close(output, reference(query, key, value, ~mask)[0]):
+            return tr(
+                "the mask convention is inverted: True must mean the key MAY be attended (as in "
+                "F.scaled_dot_product_attention), not that it is masked out"
+            )
+        if close(output, reference(query, key, value)[0]):
+            return tr("the mask is ignored: keys where the mask is False must get weight 0")
+        unmasked = torch.softmax(query @ key.transpose(-2, -1) / math.sqrt(d), dim=-1)
+        if close(output, (unmasked * mask) @ value):  # zeroed after softmax, not renormalised
+            return tr(
+                "mask the scores before the softmax, not the weights after: zeroing weights after "
+                "the softmax leaves rows that no longer sum to 1"
+            )
+        if (
+            weights.shape == mask.broadcast_to(weights.shape).shape
+            and (weights[~mask.broadcast_to(weights.shape)].abs() > ATOL).any()
+        ):
+            return tr("keys where the mask is False still get some weight; they must get exactly 0")
+    if not torch.isfinite(output).all():
+        return tr("the output contains NaN or inf where softmax(Q·Kᵀ/√d_k)·V is finite")
+    worst = (output - expected).abs().max().item()
+    return tr("the output differs from softmax(Q·Kᵀ/√d_k)·V by up to {worst:.3g}").format(
+        worst=worst
+    )
