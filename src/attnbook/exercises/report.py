@@ -240,7 +240,7 @@ LIBRARY_ADVICE = (
 class Report:
     """What a checker found. ``passed`` is True only if every case passed.
 
-    ``refused``: functions the answer may not call (see :class:`Refused`); ``advice``, the
+    ``refused``: functions the answer may not call (see ``Refused``); ``advice``, the
     English template (with ``{names}``) that a case shows the first time one is called.
     """
 
@@ -252,7 +252,7 @@ class Report:
 
     @contextmanager
     def refusing(self) -> Iterator[None]:
-        """Watch for the refused functions in every :func:`call` inside the block. Each case of
+        """Watch for the refused functions in every ``call`` inside the block. Each case of
         :meth:`Report.run` is watched; a checker that calls the learner before its cases uses
         this."""
         token = _REFUSED.set(self.refused)
