@@ -16,7 +16,16 @@ from torch import Tensor
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.i18n import tr
 
-__all__ = ["ATOL", "RTOL", "RANDOM", "SCALED_AFTER", "attention_mistake", "close", "reference"]
+__all__ = [
+    "ATOL",
+    "RTOL",
+    "RANDOM",
+    "SCALED_AFTER",
+    "attention_mistake",
+    "block_mistake",
+    "close",
+    "reference",
+]
 
 ATOL, RTOL = 1e-5, 1e-4
 
@@ -71,6 +80,11 @@ def attention_mistake(
                 "the second value returned must be the weights softmax(scores), not the scores"
             )
         return tr("the output is right but the weights returned are not the ones applied to value")
+    if weights.shape == expected_weights.shape and close(weights, expected_weights):
+        return tr(
+            "the weights are right but the output is not weights @ value: compute the output "
+            "from the weights you return (after the mask)"
+        )
     d = query.size(-1)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d)  # (..., L, S)
     if mask is not None:
@@ -120,4 +134,39 @@ def attention_mistake(
     worst = (output - expected).abs().max().item()
     return tr("the output differs from softmax(Q·Kᵀ/√d_k)·V by up to {worst:.3g}").format(
         worst=worst
+    )
+
+
+def _near(a: Tensor, b: Tensor, atol: float) -> bool:
+    return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=atol, rtol=RTOL)
+
+
+def block_mistake(q: Tensor, k: Tensor, v: Tensor, block: int, out: Tensor) -> str:
+    """The likeliest mistake behind a wrong ``block_attention`` output (chapter 9)."""
+    E, S = q.size(-1), k.size(0)
+    for scale, mistake in [
+        (1.0, tr("multiply the scores by 1 / sqrt(E) (E = {E} here)").format(E=E)),
+        (1.0 / E, tr("scale the scores by 1 / sqrt(E), not 1 / E")),
+        (1.0 / v.size(-1) ** 0.5, tr("E is the size of the queries and keys, not of the values")),
+    ]:
+        if _near(out, scaled_dot_product_attention(q, k, v, scale=scale)[0], atol=1e-4):
+            return mistake
+    full = S - S % block
+    if 0 < full < S and _near(
+        out, scaled_dot_product_attention(q, k[:full], v[:full])[0], atol=1e-4
+    ):
+        return tr("the last, shorter block is missing: range(0, S, block) visits it too")
+    if torch.isnan(out).all():
+        return tr(
+            "the output is NaN everywhere (0 / 0): did the loop over the blocks run at all? "
+            "range(0, S, block) visits every block, also when block > S"
+        )
+    tail = S % block or block
+    if _near(out, scaled_dot_product_attention(q, k[-tail:], v[-tail:])[0], atol=1e-4):
+        return tr(
+            "only the last block counts: the running (m, l, acc) starts afresh at every block. "
+            "Is m updated to m_new after each block? If it stays -inf, exp(m_old - m_new) is 0"
+        )
+    return tr(
+        "the output differs from exact attention; is every block rescaled by exp(m_old - m_new)?"
     )

@@ -50,6 +50,9 @@ def check_sharpen(direction: str, temperature: float) -> Report:
         )
 
     def temperature_case() -> str | None:
+        nonlocal temperature
+        if isinstance(temperature, Tensor) and temperature.numel() == 1:
+            temperature = temperature.item()  # torch.tensor(0.5) is an answer too
         if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
             return tr("answer with a number; got {temperature_type}").format(
                 temperature_type=type(temperature).__name__

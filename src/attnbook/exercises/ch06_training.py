@@ -32,27 +32,34 @@ def _logits(seed: int = 0, N: int = 4, S: int = 6) -> tuple[Tensor, Tensor]:
 
 @contextlib.contextmanager
 def _watch_cross_entropy(fn: Callable) -> Iterator[list[str]]:
-    """Record calls of F.cross_entropy (nn.CrossEntropyLoss calls it too) while the block runs,
-    also when the learner's module imported it by name (``from torch.nn.functional import
-    cross_entropy``)."""
+    """Record calls of F.cross_entropy and F.nll_loss (nn.CrossEntropyLoss and nn.NLLLoss call
+    them too) while the block runs, also when the learner's module imported them by name
+    (``from torch.nn.functional import cross_entropy``): either does the picking of the target's
+    entry that the exercise asks for."""
     calls: list[str] = []
-    original = F.cross_entropy
-
-    def watched(*args, **kwargs):
-        calls.append("F.cross_entropy")
-        return original(*args, **kwargs)
-
     namespace = getattr(fn, "__globals__", {})
-    aliases = [name for name, value in namespace.items() if value is original]
-    F.cross_entropy = watched
-    for name in aliases:
-        namespace[name] = watched
+    originals = {"cross_entropy": F.cross_entropy, "nll_loss": F.nll_loss}
+    patched: list[tuple[object, str, object]] = []
+    for name, original in originals.items():
+
+        def watched(*args, _name=name, _original=original, **kwargs):
+            calls.append(f"F.{_name}")
+            return _original(*args, **kwargs)
+
+        patched.append((F, name, original))
+        setattr(F, name, watched)
+        for alias, value in list(namespace.items()):
+            if value is original:
+                patched.append((namespace, alias, original))
+                namespace[alias] = watched
     try:
         yield calls
     finally:
-        F.cross_entropy = original
-        for name in aliases:
-            namespace[name] = original
+        for where, name, original in reversed(patched):
+            if isinstance(where, dict):
+                where[name] = original
+            else:
+                setattr(where, name, original)
 
 
 def _gradient_problem(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> str | None:
@@ -98,8 +105,8 @@ def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> R
             out = call(my_pointer_loss, x, target)
         if used:
             return tr(
-                "the exercise asks you to write the loss without F.cross_entropy (or "
-                "nn.CrossEntropyLoss): use log_softmax and pick the target's entry"
+                "the exercise asks you to write the loss without F.cross_entropy or F.nll_loss "
+                "(or nn.CrossEntropyLoss, nn.NLLLoss): use log_softmax and pick the target's entry"
             )
         if isinstance(out, Tensor) and out.shape == x.shape[:1]:
             return tr(

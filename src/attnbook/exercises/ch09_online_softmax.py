@@ -22,6 +22,7 @@ from torch import Tensor
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.efficient.chunked import chunked_attention, online_softmax_merge
 from attnbook.efficient.recompute import attention_block
+from attnbook.exercises.attention_mistakes import block_mistake
 from attnbook.exercises.cases import random_qkv
 from attnbook.exercises.probes import LargestTensor
 from attnbook.exercises.report import Refused, Report, call, changed_inputs, expect_tensor, library
@@ -240,29 +241,6 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
     return report
 
 
-def _block_mistake(q: Tensor, k: Tensor, v: Tensor, block: int, out: Tensor) -> str:
-    """The likeliest mistake behind a wrong ``block_attention`` output."""
-    E, S = q.size(-1), k.size(0)
-    for scale, mistake in [
-        (1.0, tr("multiply the scores by 1 / sqrt(E) (E = {E} here)").format(E=E)),
-        (1.0 / E, tr("scale the scores by 1 / sqrt(E), not 1 / E")),
-        (1.0 / v.size(-1) ** 0.5, tr("E is the size of the queries and keys, not of the values")),
-    ]:
-        if _close(out, scaled_dot_product_attention(q, k, v, scale=scale)[0], atol=1e-4):
-            return mistake
-    full = S - S % block
-    if 0 < full < S and _close(
-        out, scaled_dot_product_attention(q, k[:full], v[:full])[0], atol=1e-4
-    ):
-        return tr("the last, shorter block is missing: range(0, S, block) visits it too")
-    tail = S % block or block
-    if _close(out, scaled_dot_product_attention(q, k[-tail:], v[-tail:])[0], atol=1e-4):
-        return tr("only the last block counts: keep a running (m, l, acc) across the blocks")
-    return tr(
-        "the output differs from exact attention; is every block rescaled by exp(m_old - m_new)?"
-    )
-
-
 def _shared_maximum(q: Tensor, k: Tensor, out: Tensor) -> str | None:
     """The message for NaN in exactly the rows whose scores lie far below the largest score of
     all rows: the mark of one running maximum shared by every query (None otherwise)."""
@@ -297,7 +275,7 @@ def check_block_attention(
                 return problem
             if _close(out, scaled_dot_product_attention(q, k, v)[0]):
                 return None
-            return _block_mistake(q, k, v, size, out)
+            return block_mistake(q, k, v, size, out)
 
         return case
 

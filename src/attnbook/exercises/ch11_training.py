@@ -9,6 +9,7 @@ the scores and ``lse``.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 
 import torch
@@ -166,10 +167,13 @@ def check_backward_memory(qkvo_bytes: int, lse_bytes: int) -> Report:
     ) -> str | None:
         """None if right; else every slip that gives this number (several can), or
         ``otherwise``."""
-        if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        if isinstance(answer, Tensor) and answer.numel() == 1:
+            answer = answer.item()  # a one-element tensor, e.g. from torch.prod
+        if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
             return tr("answer with a number of bytes; got {kind}").format(
                 kind=type(answer).__name__
             )
+        answer = float(answer)  # NumPy's integers and floats count as numbers
         if abs(answer - expected) <= 1e-9 * expected:
             return None
         found = [why for value, why in slips if abs(answer - value) <= 1e-9 * value]

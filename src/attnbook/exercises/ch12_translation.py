@@ -84,6 +84,8 @@ def _diagnose(n: int, got: str, expected: str) -> str:
             "got {got!r}; the group after 万 is missing: read the last four digits too: "
             "{expected!r}"
         ).format(**said)
+    if n == 0 and not got:
+        return tr("got {got!r}; zero itself is read 零: 0 needs a case of its own").format(**said)
     if got.replace("零", "") == expected.replace("零", ""):
         if got.count("零") < expected.count("零"):
             return tr(

@@ -239,6 +239,19 @@ def _boundary_table() -> tuple[Tensor, dict]:
     return single, pairs
 
 
+def _helpful_table() -> tuple[Tensor, dict]:
+    """Head 1 costs -0.01 alone (accuracy rises without it): harmless by the rule, and
+    redundant with head 2 (0.03 together); head 0 is needed, head 3 dead. ``abs(cost)`` would
+    call head 1 needed."""
+    single = torch.tensor([[0.10, -0.01, 0.0, 0.001]], dtype=torch.float64)
+    heads = [(0, h) for h in range(4)]
+    pairs = {
+        (a, b): float(single[a] + single[b]) for i, a in enumerate(heads) for b in heads[i + 1 :]
+    }
+    pairs[(0, 1), (0, 2)] = 0.03
+    return single, pairs
+
+
 _PAIR_ORDER = (
     "each pair is stored once, with the lower (layer, head) first: pairs[(a, b)] with a "
     "< b. Look a pair up in both orders, e.g. pairs.get((x, y), pairs.get((y, x)))"
@@ -307,6 +320,7 @@ def check_verdicts(my_verdicts: Callable[[Tensor, dict], dict]) -> Report:
         "a pair that costs 0.021 together": _table(1),
         "a third table": _table(2),
         "costs exactly at the thresholds, 0.005 alone and 0.02 together": _boundary_table(),
+        "a head whose removal helps (cost -0.01 alone): harmless, not needed": _helpful_table(),
     }
     outs: dict[str, object] = {}
     with report.refusing():

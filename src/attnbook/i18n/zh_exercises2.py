@@ -284,10 +284,10 @@ STRINGS: dict[str, str] = {
         "-inf（填充）位置上的梯度必须恰好为 0"
     ),
     (
-        "the exercise asks you to write the loss without F.cross_entropy (or "
-        "nn.CrossEntropyLoss): use log_softmax and pick the target's entry"
+        "the exercise asks you to write the loss without F.cross_entropy or F.nll_loss "
+        "(or nn.CrossEntropyLoss, nn.NLLLoss): use log_softmax and pick the target's entry"
     ): (
-        "本练习要求不用 F.cross_entropy（或 nn.CrossEntropyLoss）"
+        "本练习要求不用 F.cross_entropy 或 F.nll_loss（也不用 nn.CrossEntropyLoss、nn.NLLLoss）"
         "写出损失：用 log_softmax 并选取目标那一项"
     ),
     (

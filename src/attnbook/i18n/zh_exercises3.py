@@ -94,8 +94,19 @@ STRINGS: dict[str, str] = {
     "the last, shorter block is missing: range(0, S, block) visits it too": (
         "缺少最后较短的那一块：range(0, S, block) 也会访问它"
     ),
-    "only the last block counts: keep a running (m, l, acc) across the blocks": (
-        "只有最后一块被计入：请在各块之间维持一个运行中的 (m, l, acc)"
+    (
+        "only the last block counts: the running (m, l, acc) starts afresh at every block. "
+        "Is m updated to m_new after each block? If it stays -inf, exp(m_old - m_new) is 0"
+    ): (
+        "只有最后一块被计入：运行中的 (m, l, acc) 在每一块都重新开始。"
+        "每处理完一块，m 有没有更新为 m_new？如果它一直是 -inf，exp(m_old - m_new) 就是 0"
+    ),
+    (
+        "the output is NaN everywhere (0 / 0): did the loop over the blocks run at all? "
+        "range(0, S, block) visits every block, also when block > S"
+    ): (
+        "输出处处是 NaN（0 / 0）：对各块的循环到底有没有执行？"
+        "range(0, S, block) 会访问每一块，block > S 时也是如此"
     ),
     (
         "every score here is below -250 and the output is NaN: start the running maximum at "

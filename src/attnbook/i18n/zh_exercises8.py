@@ -182,4 +182,15 @@ STRINGS: dict[str, str] = {
     "the output": "输出",
     "the state": "状态",
     "the z": "归一化项 z",
+    # -- found by a fresh learner's attempts ----------------------------------------------
+    (
+        "the weights are right but the output is not weights @ value: compute the output "
+        "from the weights you return (after the mask)"
+    ): "权重是对的，但输出不是 weights @ value：请用你返回的（加过掩码的）权重来计算输出",
+    "a head whose removal helps (cost -0.01 alone): harmless, not needed": (
+        "去掉后反而更好的头（单独代价为 -0.01）：无害，而不是必需"
+    ),
+    "got {got!r}; zero itself is read 零: 0 needs a case of its own": (
+        "得到的是 {got!r}；零本身读作“零”：0 需要单独处理"
+    ),
 }

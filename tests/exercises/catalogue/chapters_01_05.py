@@ -199,6 +199,13 @@ attention_mistakes["NaN gradient"] = (
     nan_grad,
     "contains NaN or inf (often from a fully masked row)",
 )
+attention_mistakes["output from the unmasked weights"] = (
+    lambda q, k, v, m=None: (
+        torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)), -1) @ v,
+        A(q, k, v, m)[1],
+    ),
+    "the weights are right but the output is not weights @ value",
+)
 for name, (answer, says) in attention_mistakes.items():
     add(fn("check_attention", name, answer, says))
 add(

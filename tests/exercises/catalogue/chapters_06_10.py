@@ -70,11 +70,16 @@ add(
 add(
     fn(
         "check_pointer_loss",
-        "nll_loss on the raw scores",
-        lambda x, t: F.nll_loss(x, t),
+        "the raw scores picked as log-probabilities",
+        lambda x, t: -x[torch.arange(len(t)), t].mean(),
         "apply log_softmax first",
     )
 )
+for name, answer in {
+    "nll_loss on the raw scores": lambda x, t: F.nll_loss(x, t),
+    "nll_loss does the picking": lambda x, t: F.nll_loss(x.log_softmax(-1), t),
+}.items():
+    add(fn("check_pointer_loss", name, answer, "without F.cross_entropy or F.nll_loss"))
 MISTAKES.extend(generic("check_pointer_loss", t06.book_solution))
 
 # ---- chapter 7 -------------------------------------------------------------------------------
@@ -358,6 +363,31 @@ for name, answer, says in [
     ),
 ]:
     add(fn("check_block_attention", name, answer, says))
+
+
+def whole_blocks_only(q, k, v, block):
+    """A fresh learner's loop bound, range(0, S - block + 1, block): it never runs when the one
+    block is larger than S (0 / 0), and skips a shorter last block."""
+    q = q / q.size(-1) ** 0.5
+    m = torch.full((q.size(0), 1), float("-inf"))
+    l, acc = torch.zeros(q.size(0), 1), torch.zeros(q.size(0), v.size(-1))
+    for s0 in range(0, k.size(0) - block + 1, block):
+        s = q @ k[s0 : s0 + block].T
+        m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+        p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)
+        l, acc, m = alpha * l + p.sum(-1, keepdim=True), alpha * acc + p @ v[s0 : s0 + block], m_new
+    return acc / l
+
+
+add(
+    fn(
+        "check_block_attention",
+        "the loop bound range(0, S - block + 1, block)",
+        whole_blocks_only,
+        "did the loop over the blocks run at all",
+        "the last, shorter block is missing",
+    )
+)
 MISTAKES.extend(
     generic(
         "check_block_attention",

@@ -142,6 +142,7 @@ for name, answer, says in [
         None,
     ),
     ("an int", lambda n: n, Fact("must return a str")),
+    ("zero forgotten", lambda n: H(n) if n else "", "zero itself is read 零"),
     ("the library", number_to_chinese, "which computes the answer for you"),
     (
         "the library in a lambda",
@@ -688,6 +689,11 @@ for name, answer, says in [
         lambda s, p: {(a + 1, b + 1): v for (a, b), v in VER(s, p).items()},
         Fact("expected a verdict for each of the heads"),
     ),
+    (  # a fresh learner's slip: a head whose removal helps called needed
+        "harmless by the absolute cost",
+        lambda s, p: VER(s.abs(), p),
+        Fact("(your verdict, the right one) per head"),
+    ),
 ]:
     add(fn("check_verdicts", name, answer, says))
 MISTAKES.extend(
@@ -719,6 +725,9 @@ for name, answer, says in [
     ("the square of the scale", lambda d, f: 65504.0 * (d if f else 1) ** 0.25, None),
     ("a word", lambda d, f: "sixty-five thousand", Fact("return a number")),
     ("a numeral string", lambda d, f: "65504", "you gave 65504 whether or not"),
+    # a fresh learner's slips: right only where head_dim is a perfect square
+    ("integer square root", lambda d, f: 65504.0 * math.isqrt(d) if f else 65504.0, None),
+    ("int of the root", lambda d, f: 65504.0 * int(d**0.5) if f else 65504.0, None),
 ]:
     add(fn("check_largest_dot", name, answer, says))
 MISTAKES.extend(
