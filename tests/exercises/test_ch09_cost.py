@@ -93,19 +93,26 @@ def test_a_correct_block_attention_passes():
     assert report.passed, str(report)
 
 
-def test_a_running_maximum_started_at_zero_is_named():
-    def zero_start(q, k, v, block):
-        q = q / q.size(-1) ** 0.5
-        m, l = torch.zeros(q.size(0), 1), torch.zeros(q.size(0), 1)
-        acc = torch.zeros(q.size(0), v.size(-1))
-        for s0 in range(0, k.size(0), block):
-            s = q @ k[s0 : s0 + block].T
-            m_new = torch.maximum(m, s.amax(-1, keepdim=True))
-            p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)
-            l, acc = alpha * l + p.sum(-1, keepdim=True), alpha * acc + p @ v[s0 : s0 + block]
-            m = m_new
-        return acc / l
+def block_loop(q, k, v, block, *, start=float("-inf"), stop=None):
+    """Attention over key blocks, written by a learner: the running maximum starts at ``start``
+    and the loop runs ``range(0, stop, block)`` (the right answer: -inf and S)."""
+    q = q / q.size(-1) ** 0.5
+    m = torch.full((q.size(0), 1), start)
+    l, acc = torch.zeros(q.size(0), 1), torch.zeros(q.size(0), v.size(-1))
+    for s0 in range(0, k.size(0) if stop is None else stop(k.size(0), block), block):
+        s = q @ k[s0 : s0 + block].T
+        m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+        p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)
+        l, acc, m = alpha * l + p.sum(-1, keepdim=True), alpha * acc + p @ v[s0 : s0 + block], m_new
+    return acc / l
 
+
+def zero_start(q, k, v, block):
+    """The running maximum started at 0: scores far below 0 underflow to 0 / 0."""
+    return block_loop(q, k, v, block, start=0.0)
+
+
+def test_a_running_maximum_started_at_zero_is_named():
     report = check_block_attention(zero_start)
     failed = [message for ok, message in report.lines if not ok]
     assert len(failed) == 1 and "start the running maximum at -inf" in failed[0], str(report)

@@ -288,19 +288,6 @@ MISTAKES.extend(
 BA = t09.block_attention
 
 
-def zero_start(q, k, v, block):
-    q = q / q.size(-1) ** 0.5
-    m, l = torch.zeros(q.size(0), 1), torch.zeros(q.size(0), 1)
-    acc = torch.zeros(q.size(0), v.size(-1))
-    for s0 in range(0, k.size(0), block):
-        s = q @ k[s0 : s0 + block].T
-        m_new = torch.maximum(m, s.amax(-1, keepdim=True))
-        p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)
-        l, acc = alpha * l + p.sum(-1, keepdim=True), alpha * acc + p @ v[s0 : s0 + block]
-        m = m_new
-    return acc / l
-
-
 def no_max(q, k, v, block):
     q = q / q.size(-1) ** 0.5
     l, acc = torch.zeros(q.size(0), 1), torch.zeros(q.size(0), v.size(-1))
@@ -330,7 +317,7 @@ def whole_scores_then_blocks(q, k, v, block):
 
 
 for name, answer, says in [
-    ("the maximum started at 0", zero_start, "start the running maximum at -inf"),
+    ("the maximum started at 0", t09.zero_start, "start the running maximum at -inf"),
     ("no running maximum", no_max, "subtract the running maximum"),
     (
         "no scale",
@@ -368,15 +355,7 @@ for name, answer, says in [
 def whole_blocks_only(q, k, v, block):
     """A fresh learner's loop bound, range(0, S - block + 1, block): it never runs when the one
     block is larger than S (0 / 0), and skips a shorter last block."""
-    q = q / q.size(-1) ** 0.5
-    m = torch.full((q.size(0), 1), float("-inf"))
-    l, acc = torch.zeros(q.size(0), 1), torch.zeros(q.size(0), v.size(-1))
-    for s0 in range(0, k.size(0) - block + 1, block):
-        s = q @ k[s0 : s0 + block].T
-        m_new = torch.maximum(m, s.amax(-1, keepdim=True))
-        p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)
-        l, acc, m = alpha * l + p.sum(-1, keepdim=True), alpha * acc + p @ v[s0 : s0 + block], m_new
-    return acc / l
+    return t09.block_loop(q, k, v, block, stop=lambda S, b: S - b + 1)
 
 
 add(
