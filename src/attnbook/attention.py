@@ -44,6 +44,7 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     *,
     temperature: float = 1.0,
+    scale_first: bool = True,
 ) -> tuple[Tensor, Tensor]:
     """Attention of ``query`` over ``key``/``value``; returns the output and the weights.
 
@@ -67,6 +68,10 @@ def scaled_dot_product_attention(
         is_causal: forbid query ``i`` from attending to keys ``j > i`` (top-left aligned).
         scale: factor applied to ``Q K^T``; defaults to ``1 / sqrt(E)``.
         temperature: divides the scaled scores; must be > 0. Higher = flatter weights.
+        scale_first: multiply the queries by ``scale / temperature`` before ``Q K^T``, as
+            PyTorch's kernels do, or (``False``) the product after it, as the formula is
+            written. The two differ only by rounding, except in float16, where ``Q K^T`` itself
+            can pass the largest finite value (65504) and become ``inf``.
 
     Returns:
         ``(output, weights)``: output (..., L, Ev) and weights (..., L, S), the weights actually
@@ -89,9 +94,13 @@ def scaled_dot_product_attention(
         temperature=temperature,
     )
 
-    # The queries are scaled before the product, as in PyTorch's kernels: in float16, Q K^T itself
-    # can pass the largest finite value (65504) where the scaled scores do not (chapter 19).
-    scores = (query * (scale / temperature)) @ key.transpose(-2, -1)  # (..., L, S)
+    # By default the queries are scaled before the product, as in PyTorch's kernels: in float16,
+    # Q K^T itself can pass the largest finite value (65504) where the scaled scores do not
+    # (chapter 19).
+    if scale_first:
+        scores = (query * (scale / temperature)) @ key.transpose(-2, -1)  # (..., L, S)
+    else:
+        scores = (query @ key.transpose(-2, -1)) * (scale / temperature)  # (..., L, S)
     if mask is not None:
         if mask.dtype == torch.bool:
             scores = scores.masked_fill(~mask, float("-inf"))

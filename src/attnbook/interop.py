@@ -104,6 +104,20 @@ def _mha_from_torch(module: nn.MultiheadAttention) -> MultiHeadAttention:
 
 
 def _mha_to_torch(ours: MultiHeadAttention) -> nn.MultiheadAttention:
+    options = {
+        "num_kv_heads": ours.num_kv_heads != ours.num_heads,
+        "positions": ours.positions != "none",
+        "window": ours.window is not None,
+        "qk_norm": ours.q_norm is not None,
+        "scale": ours.scale is not None,
+        "scale_first": not ours.scale_first,
+    }
+    used = [name for name, on in options.items() if on]
+    if used:
+        raise ValueError(
+            f"to_torch converts plain multi-head attention; this one sets {used}, which "
+            "torch.nn.MultiheadAttention does not have"
+        )
     reference = ours.out_proj.weight
     bias = ours.out_proj.bias is not None
     module = nn.MultiheadAttention(

@@ -29,6 +29,7 @@ __all__ = [
     "merge_masks",
     "rows_without_keys",
     "mha_to_sdpa_mask",
+    "window_mask",
 ]
 
 
@@ -211,3 +212,40 @@ def mha_to_sdpa_mask(
     if mask is not None and mask.dtype != torch.bool:
         mask = mask.to(dtype)
     return mask
+
+
+def window_mask(
+    length: int,
+    windows: Sequence[int | None],
+    causal: bool = False,
+    device: torch.device | str | None = None,
+    *,
+    key_length: int | None = None,
+) -> Tensor:
+    """Per-head sliding windows: (H, L, S) bool, ``True`` where query i may see key j.
+
+    Head h sees the keys with ``|i - j| <= windows[h]`` (every key when ``windows[h]`` is
+    ``None``), and only ``j <= i`` when ``causal``: local and global heads in one layer.
+
+    Args:
+        length: L, the number of queries (and of keys unless ``key_length`` is given).
+        windows: H windows, each an integer >= 0 or ``None``.
+        causal: also forbid the keys after the query.
+        device: of the mask.
+        key_length: S, the number of keys; query i and key j sit at positions i and j.
+
+    Returns:
+        bool tensor of shape (H, L, S).
+    """
+    windows = list(windows)
+    bad = [w for w in windows if w is not None and (isinstance(w, bool) or not isinstance(w, int))]
+    if not windows or bad or any(w is not None and w < 0 for w in windows):
+        raise ValueError(f"windows must be integers >= 0 or None, at least one; got {windows}")
+    S = length if key_length is None else key_length
+    offset = torch.arange(S, device=device)[None, :] - torch.arange(length, device=device)[:, None]
+    every_key = offset <= 0 if causal else torch.ones_like(offset, dtype=torch.bool)  # (L, S)
+    masks = [
+        every_key if w is None else (offset >= -w) & (offset <= (0 if causal else w))
+        for w in windows
+    ]  # offset = j - i
+    return torch.stack(masks)  # (H, L, S)

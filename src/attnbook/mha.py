@@ -4,17 +4,39 @@ A readable drop-in for :class:`torch.nn.MultiheadAttention` with ``batch_first=T
 arguments, mask conventions and return values, the same parameter count, and weights that move
 both ways with :func:`attnbook.interop.from_torch` and :func:`attnbook.interop.to_torch`.
 
+Keyword-only options, all off by default, add what modern models change (each is tested against
+an independent reference in ``tests/test_mha_modern*.py``):
+
+* ``num_kv_heads``: K key/value heads shared by groups of H / K query heads (grouped-query
+  attention; K = 1 is multi-query attention), which shrinks the key/value cache by H / K;
+* ``positions``: ``"rotary"`` turns each head's queries and keys by their position
+  (:func:`attnbook.positional.rotate`), ``"alibi"`` adds ``-slope_h · |i - j|`` to head h's
+  scores (:func:`attnbook.positional.alibi_bias`);
+* ``window``: a sliding window per head (query i sees keys with ``|i - j| <= w``; with
+  ``is_causal`` only ``i - w .. i``), local and global heads in one layer;
+* ``qk_norm``: normalise each head's queries and keys (LayerNorm or RMSNorm over D) before
+  the product, which bounds the scores;
+* ``scale`` and ``scale_first``: the factor on ``Q K^T`` and whether it multiplies the queries
+  before the product (as PyTorch's kernels do) or the scores after it.
+
 Shape legend: N batch, L target (query) length, S source (key) length, E embedding size
-(``embed_dim``), H heads (``num_heads``), D head size (``E // H``).
+(``embed_dim``), H heads (``num_heads``), K key/value heads (``num_kv_heads``), D head size
+(``E // H``).
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import partial
+from typing import Literal
 
 import torch
 from torch import Tensor, nn
 
 from attnbook.attention import fused_attention, scaled_dot_product_attention
-from attnbook.masks import mha_to_sdpa_mask
+from attnbook.masks import merge_masks, mha_to_sdpa_mask, window_mask
+from attnbook.positional import alibi_bias, alibi_slopes, rotate
 
 __all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
 
@@ -44,9 +66,26 @@ class MultiHeadAttention(nn.Module):
         kdim: feature size of ``key``; defaults to ``embed_dim``.
         vdim: feature size of ``value``; defaults to ``embed_dim``.
         device, dtype: where and how to create the parameters.
+        num_kv_heads: K key/value heads; must divide H. Query head h uses key/value head
+            ``h // (H / K)``. Default H (every head its own keys and values).
+        positions: ``"none"``, ``"rotary"`` (D must be even) or ``"alibi"``; query i and key j
+            sit at positions i and j (also when L != S).
+        rotary_base: ``base`` of the rotation's frequencies (``attnbook.positional.rotate``).
+        rotary_interleaved: ``True`` pairs features ``(2i, 2i+1)``, as the book's ``rotate``
+            does; ``False`` (the default) pairs ``(i, i + D/2)``, as Llama and ``transformers``.
+        window: an integer w >= 0 for every head, or H of them (a sequence or a 1-D integer
+            tensor; ``None`` in a sequence is a global head): query i sees keys ``i - w .. i + w``
+            (``i - w .. i`` with ``is_causal``). Default ``None``: no window.
+        qk_norm: ``"layer"`` (LayerNorm, eps 1e-5) or ``"rms"`` (RMSNorm, eps 1e-6) over D on
+            each head's queries and keys, after the projections and before the rotation.
+        scale: the factor on ``Q K^T``, > 0; default ``1 / sqrt(D)``.
+        scale_first: multiply the queries by ``scale`` before ``Q K^T`` (else the scores after;
+            then the weights are always formed, as no fused kernel does it that way).
 
     Attributes:
-        q_proj: E -> E.  k_proj: kdim -> E.  v_proj: vdim -> E.  out_proj: E -> E.
+        q_proj: E -> E.  k_proj: kdim -> K*D.  v_proj: vdim -> K*D.  out_proj: E -> E.
+        q_norm, k_norm: the (D,) normalisations with ``qk_norm``, else ``None``.
+        window: the H windows (``None`` entries for global heads), or ``None``.
     """
 
     def __init__(
@@ -60,6 +99,14 @@ class MultiHeadAttention(nn.Module):
         *,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
+        num_kv_heads: int | None = None,
+        positions: Literal["none", "rotary", "alibi"] = "none",
+        rotary_base: float = 10000.0,
+        rotary_interleaved: bool = False,
+        window: int | Sequence[int | None] | Tensor | None = None,
+        qk_norm: Literal["layer", "rms"] | None = None,
+        scale: float | None = None,
+        scale_first: bool = True,
     ) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads != 0:
@@ -75,11 +122,22 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.kdim = embed_dim if kdim is None else kdim
         self.vdim = embed_dim if vdim is None else vdim
+        K = num_heads if num_kv_heads is None else num_kv_heads
+        D = self.head_dim
+        _check_options(num_heads, K, D, positions, rotary_base, qk_norm, scale)
+        self.num_kv_heads, self.positions, self.scale = K, positions, scale
+        self.rotary_base, self.rotary_interleaved = rotary_base, bool(rotary_interleaved)
+        self.window = _per_head(window, num_heads)
+        self.scale_first = bool(scale_first)
         factory = {"device": device, "dtype": dtype}
         self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
-        self.k_proj = nn.Linear(self.kdim, embed_dim, bias=bias, **factory)
-        self.v_proj = nn.Linear(self.vdim, embed_dim, bias=bias, **factory)
+        self.k_proj = nn.Linear(self.kdim, K * D, bias=bias, **factory)
+        self.v_proj = nn.Linear(self.vdim, K * D, bias=bias, **factory)
         self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
+        self.q_norm = self.k_norm = None
+        if qk_norm is not None:
+            norm = nn.LayerNorm if qk_norm == "layer" else _rms_norm
+            self.q_norm, self.k_norm = norm(D, **factory), norm(D, **factory)
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
@@ -115,6 +173,9 @@ class MultiHeadAttention(nn.Module):
           zero attention output (the output is then ``out_proj.bias``) and zero weights, where
           PyTorch 2.13 returns NaN (with ``need_weights=True`` and in its inference fast path).
 
+        The ``window`` and ``positions="alibi"`` options restrict and bias the scores on top of
+        these masks; the returned weights are the ones applied.
+
         Args:
             query: (N, L, E).
             key: (N, S, kdim).
@@ -137,7 +198,7 @@ class MultiHeadAttention(nn.Module):
             ``average_attn_weights`` else (N, H, L, S), or ``None`` if not ``need_weights``.
         """
         N, L, S = self._check_inputs(query, key, value)
-        H = self.num_heads
+        H, K = self.num_heads, self.num_kv_heads
         head_scale = None if head_mask is None else self._head_scale(head_mask, N, query.dtype)
         mask = mha_to_sdpa_mask(
             attn_mask,
@@ -148,23 +209,46 @@ class MultiHeadAttention(nn.Module):
             src_len=S,
             dtype=query.dtype,
         )  # (N or 1, H or 1, L, S), True = may attend
+        mask = self._position_mask(mask, L, S, query)
 
         q = split_heads(self.q_proj(query), H)  # (N, H, L, D)
-        k = split_heads(self.k_proj(key), H)  # (N, H, S, D)
-        v = split_heads(self.v_proj(value), H)  # (N, H, S, D)
+        k = split_heads(self.k_proj(key), K)  # (N, K, S, D)
+        v = split_heads(self.v_proj(value), K)  # (N, K, S, D)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        if self.positions == "rotary":
+            q = rotate(q, self.rotary_base, interleaved=self.rotary_interleaved)
+            k = rotate(k, self.rotary_base, interleaved=self.rotary_interleaved)
+        if K != H:  # query head h reads key/value head h // (H / K)
+            k = k.repeat_interleave(H // K, dim=1)  # (N, H, S, D)
+            v = v.repeat_interleave(H // K, dim=1)  # (N, H, S, D)
 
         dropout_p = self.dropout if self.training else 0.0
         weights: Tensor | None = None
-        if need_weights:
-            output, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal)
-            if average_attn_weights:
+        if need_weights or not self.scale_first:
+            output, weights = scaled_dot_product_attention(
+                q, k, v, mask, dropout_p, is_causal, self.scale, scale_first=self.scale_first
+            )
+            if not need_weights:
+                weights = None
+            elif average_attn_weights:
                 weights = weights.mean(dim=1)  # (N, L, S)
         else:
-            output = fused_attention(q, k, v, mask, dropout_p, is_causal)
+            output = fused_attention(q, k, v, mask, dropout_p, is_causal, self.scale)
 
         if head_scale is not None:
             output = output * head_scale  # (N, H, L, D)
         return self.out_proj(merge_heads(output)), weights  # (N, L, E)
+
+    def _position_mask(self, mask: Tensor | None, L: int, S: int, like: Tensor) -> Tensor | None:
+        """Add the windows (bool) and the ALiBi bias (float) to ``mask``: (N|1, H|1, L, S)."""
+        if self.window is not None:
+            windows = window_mask(L, self.window, device=like.device, key_length=S)  # (H, L, S)
+            mask = merge_masks(mask, windows, like.dtype)
+        if self.positions == "alibi":
+            slopes = alibi_slopes(self.num_heads, device=like.device, dtype=like.dtype)  # (H,)
+            mask = merge_masks(mask, alibi_bias(L, slopes, key_length=S), like.dtype)
+        return mask
 
     def _head_scale(self, head_mask: Tensor, N: int, dtype: torch.dtype) -> Tensor:
         """Check ``head_mask`` and shape it to multiply the (N, H, L, D) per-head outputs."""
@@ -218,3 +302,63 @@ class MultiHeadAttention(nn.Module):
                 f"key {tuple(key.shape)} and value {tuple(value.shape)}"
             )
         return query.size(0), query.size(1), key.size(1)
+
+
+_rms_norm = partial(nn.RMSNorm, eps=1e-6)
+
+
+def _check_options(
+    H: int,
+    K: int,
+    D: int,
+    positions: str,
+    rotary_base: float,
+    qk_norm: str | None,
+    scale: float | None,
+) -> None:
+    """Raise a ``ValueError``/``TypeError`` naming the first bad keyword option."""
+    if isinstance(K, bool) or not isinstance(K, int) or K <= 0 or H % K:
+        raise ValueError(f"num_kv_heads must be a positive divisor of num_heads = {H}; got {K!r}")
+    if positions not in ("none", "rotary", "alibi"):
+        raise ValueError(f'positions must be "none", "rotary" or "alibi"; got {positions!r}')
+    if positions == "rotary" and D % 2:
+        raise ValueError(f"positions='rotary' needs an even head size D = E // H; got D = {D}")
+    if not isinstance(rotary_base, (int, float)) or not rotary_base > 1:
+        raise ValueError(f"rotary_base must be a number > 1; got {rotary_base!r}")
+    if qk_norm not in (None, "layer", "rms"):
+        raise ValueError(f'qk_norm must be None, "layer" or "rms"; got {qk_norm!r}')
+    if scale is not None:
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+            raise TypeError(f"scale must be a number or None; got {type(scale).__name__}")
+        if not (scale > 0 and math.isfinite(scale)):
+            raise ValueError(f"scale must be positive and finite; got {scale}")
+
+
+def _per_head(
+    window: int | Sequence[int | None] | Tensor | None, H: int
+) -> tuple[int | None, ...] | None:
+    """``window`` as H entries, each an integer >= 0 or ``None`` (a global head)."""
+    if window is None:
+        return None
+    given = window
+    if isinstance(window, Tensor):
+        if window.dim() > 1 or window.dtype.is_floating_point or window.dtype.is_complex:
+            raise TypeError(
+                "window must be a 0-D or 1-D integer tensor; got "
+                f"{window.dtype} of shape {tuple(window.shape)}"
+            )
+        window = window.tolist()
+    if isinstance(window, int) and not isinstance(window, bool):
+        window = [window] * H
+    if isinstance(window, (str, bytes)) or not isinstance(window, Sequence):
+        raise TypeError(
+            f"window must be an int, a sequence or tensor of H = {H} of them, or None; "
+            f"got {type(given).__name__}"
+        )
+    windows = tuple(window)
+    bad = [w for w in windows if w is not None and (isinstance(w, bool) or not isinstance(w, int))]
+    if len(windows) != H or bad or any(w is not None and w < 0 for w in windows):
+        raise ValueError(
+            f"window must give H = {H} windows, each an integer >= 0 or None; got {given!r}"
+        )
+    return windows

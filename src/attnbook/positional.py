@@ -13,7 +13,16 @@ position to every token embedding before the first block. Two common choices:
 
 * **learned** (BERT, GPT-2): one trainable vector per position, up to a maximum length.
 
-Shape legend: N batch, L sequence length, E embedding size (``embed_dim``), V vocabulary size.
+Two further schemes act inside attention instead, on relative positions, and are the options
+``positions="rotary"`` and ``positions="alibi"`` of ``attnbook.mha.MultiHeadAttention``:
+
+* **rotary** (Su et al., 2021; :func:`rotate`): each query and key is turned by an angle
+  proportional to its position, so their dot product depends only on the distance;
+* **ALiBi** (Press et al., 2022; :func:`alibi_slopes`, :func:`alibi_bias`): each head adds
+  ``-slope_h · |i - j|`` to its scores.
+
+Shape legend: N batch, L sequence (query) length, S key length, E embedding size
+(``embed_dim``), V vocabulary size, H heads, D head size.
 """
 
 from __future__ import annotations
@@ -30,6 +39,9 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "PositionalEncoding",
     "TransformerEmbedding",
+    "rotate",
+    "alibi_slopes",
+    "alibi_bias",
 ]
 
 
@@ -262,3 +274,91 @@ class TransformerEmbedding(nn.Module):
                 f"and dtype {tokens.dtype}"
             )
         return self.positions(self.tokens(tokens) * self.scale, start)  # (N, L, E)
+
+
+def rotate(x: Tensor, base: float = 10000.0, start: int = 0, *, interleaved: bool = True) -> Tensor:
+    """Rotary position embedding: turn feature pair ``i`` of position ``p`` by ``p·θ_i``.
+
+    ``θ_i = base**(-2i/D)``, the frequencies of the sinusoidal table
+    (:func:`attnbook.positional.sinusoidal_encoding`). Because a rotation by ``p·θ`` followed by
+    the dot product with a key rotated by ``s·θ`` depends only on ``p - s``, the scores of
+    rotated queries and keys depend on positions only through their distance.
+
+    Two conventions pair the features differently; they are the same rotation up to a fixed
+    permutation of the D features, which a trained projection absorbs:
+
+    * ``interleaved=True`` (the book's, and the paper's): pair ``i`` is features ``(2i, 2i+1)``;
+    * ``interleaved=False`` (Llama and Hugging Face ``transformers``, "rotate half"): pair
+      ``i`` is features ``(i, i + D/2)``.
+
+    Args:
+        x: (..., L, D) queries or keys, D even.
+        base: the wavelength scale.
+        start: the position of the first row (for decoding one position at a time).
+        interleaved: which features form a pair (see above).
+
+    Returns:
+        (..., L, D), the rotated features (same dtype).
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor; got {type(x).__name__}")
+    if x.dim() < 2 or x.shape[-1] % 2:
+        raise ValueError(f"rotary positions need x (..., L, D) with D even; got {tuple(x.shape)}")
+    L, D = x.shape[-2], x.shape[-1]
+    # Angles in float64, so that large positions keep their precision; cast at the end.
+    position = torch.arange(start, start + L, dtype=torch.float64, device=x.device)
+    theta = base ** (-torch.arange(0, D, 2, dtype=torch.float64, device=x.device) / D)
+    angle = position[:, None] * theta  # (L, D/2)
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    if interleaved:
+        even, odd = x[..., 0::2], x[..., 1::2]  # (..., L, D/2) each
+        turned = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
+        return turned.flatten(-2)  # (..., L, D), pairs interleaved again
+    first, second = x[..., : D // 2], x[..., D // 2 :]  # (..., L, D/2) each
+    return torch.cat((first * cos - second * sin, first * sin + second * cos), dim=-1)
+
+
+def alibi_slopes(
+    num_heads: int,
+    *,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype | None = None,
+) -> Tensor:
+    """ALiBi's slope per head (Press et al. 2022), as BLOOM and ``transformers`` compute them.
+
+    For H a power of two, the geometric sequence ``2**(-8h/H)``, h = 1..H. Otherwise the slopes
+    of the largest power of two P < H, followed by every other slope of 2P (the odd h), until
+    there are H: the paper's rule, which keeps the slopes between 2**-8 and 1/2 and distinct.
+
+    Args:
+        num_heads: H.
+        device, dtype: of the returned slopes (default float32).
+
+    Returns:
+        (H,) slopes, steepest first.
+    """
+    _check_positive_int(num_heads=num_heads)
+
+    def geometric(n: int) -> list[float]:
+        return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+
+    power = 2 ** (num_heads.bit_length() - 1)  # the largest power of two <= H
+    slopes = geometric(power) + geometric(2 * power)[0::2][: num_heads - power]
+    return torch.tensor(slopes, device=device, dtype=dtype or torch.float32)
+
+
+def alibi_bias(length: int, slopes: Tensor, *, key_length: int | None = None) -> Tensor:
+    """ALiBi's additive attention bias ``-slope_h · |i - j|`` for each head h.
+
+    Args:
+        length: L, the number of queries (and of keys unless ``key_length`` is given).
+        slopes: (H,) one non-negative slope per head.
+        key_length: S, the number of keys; query i and key j sit at positions i and j.
+
+    Returns:
+        (H, L, S) tensor of the slopes' dtype, to be added to the attention scores.
+    """
+    position = torch.arange(length, device=slopes.device)
+    keys = position if key_length is None else torch.arange(key_length, device=slopes.device)
+    distance = (keys[None, :] - position[:, None]).abs().to(slopes.dtype)  # (L, S)
+    return -slopes[:, None, None] * distance  # (H, L, S)

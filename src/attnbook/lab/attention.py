@@ -36,10 +36,9 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
-from attnbook.efficient.local import local_mask
-from attnbook.masks import causal_mask
+from attnbook.masks import window_mask
 from attnbook.mha import merge_heads, split_heads
-from attnbook.models.detective import alibi_bias
+from attnbook.positional import alibi_bias, rotate
 
 __all__ = [
     "AttentionLogits",
@@ -59,58 +58,14 @@ class AttentionLogits(nn.Identity):
 
 
 def alibi_slopes(num_heads: int) -> Tensor:
-    """ALiBi's slopes: a geometric sequence ``2**(-8 h / H)``, h = 1..H (Press et al. 2022)."""
+    """ALiBi's slopes: a geometric sequence ``2**(-8 h / H)``, h = 1..H (Press et al. 2022).
+
+    For H a power of two these are the paper's slopes (``attnbook.positional.alibi_slopes``);
+    for other H the paper and BLOOM interleave two sequences, and the two differ.
+    """
     if num_heads <= 0:
         raise ValueError(f"num_heads must be positive; got {num_heads}")
     return torch.tensor([2.0 ** (-8.0 * h / num_heads) for h in range(1, num_heads + 1)])
-
-
-def rotate(x: Tensor, base: float = 10000.0, start: int = 0) -> Tensor:
-    """Rotary position embedding: turn feature pair ``(2i, 2i+1)`` of position ``p`` by ``p·θ_i``.
-
-    ``θ_i = base**(-2i/D)``, the frequencies of the sinusoidal table
-    (:func:`attnbook.positional.sinusoidal_encoding`). Because a rotation by ``p·θ`` followed by
-    the dot product with a key rotated by ``s·θ`` depends only on ``p - s``, the scores of
-    rotated queries and keys depend on positions only through their distance.
-
-    Args:
-        x: (..., L, D) queries or keys, D even.
-        base: the wavelength scale.
-        start: the position of the first row (for decoding one position at a time).
-
-    Returns:
-        (..., L, D), the rotated features (same dtype).
-    """
-    L, D = x.shape[-2], x.shape[-1]
-    if D % 2:
-        raise ValueError(f"rotary positions need an even head size; got x {tuple(x.shape)}")
-    position = torch.arange(start, start + L, dtype=torch.float64, device=x.device)
-    theta = base ** (-torch.arange(0, D, 2, dtype=torch.float64, device=x.device) / D)
-    angle = position[:, None] * theta  # (L, D/2)
-    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
-    even, odd = x[..., 0::2], x[..., 1::2]  # (..., L, D/2) each
-    turned = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
-    return turned.flatten(-2)  # (..., L, D), pairs interleaved again
-
-
-def window_mask(
-    length: int, windows: Sequence[int | None], causal: bool = False, device=None
-) -> Tensor:
-    """Per-head allowed keys: (H, L, L) bool, ``True`` where query i may see key j.
-
-    Head h sees ``|i - j| <= windows[h]`` (every key when ``windows[h]`` is ``None``), and only
-    ``j <= i`` when ``causal``.
-    """
-    every_key = (
-        causal_mask(length, device=device)
-        if causal
-        else torch.ones(length, length, dtype=torch.bool, device=device)
-    )
-    masks = [
-        every_key if w is None else local_mask(length, window=w, is_causal=causal, device=device)
-        for w in windows
-    ]  # a finite window is the book's sliding window (chapter 10)
-    return torch.stack(masks)  # (H, L, L)
 
 
 class LabAttention(nn.Module):

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attnbook.positional import TransformerEmbedding
+from attnbook.positional import TransformerEmbedding, alibi_bias
 from attnbook.tasks.coref import Batch, CorefTask, Hide, Vocabulary, batch_maker
 from attnbook.train import History, TrainConfig, fit
 from attnbook.transformer import Encoder
@@ -57,21 +57,6 @@ class DetectiveConfig:
     max_len: int = 64  # longest sentence accepted
     alibi: bool = True  # distance penalty with slope 4**-h for head h
     only_candidates: bool = False  # let the pointer choose among name tokens only
-
-
-def alibi_bias(length: int, slopes: Tensor) -> Tensor:
-    """ALiBi's additive attention bias ``-slope_h · |i - j|`` for each head h.
-
-    Args:
-        length: S, the sentence length.
-        slopes: (H,) one non-negative slope per head.
-
-    Returns:
-        (H, S, S) float tensor, to be added to the attention scores.
-    """
-    position = torch.arange(length, device=slopes.device)
-    distance = (position[None, :] - position[:, None]).abs().to(slopes.dtype)  # (S, S)
-    return -slopes[:, None, None] * distance  # (H, S, S)
 
 
 class Detective(nn.Module):
