@@ -126,11 +126,18 @@ def test_the_wheel_carries_every_module_the_package_data_and_the_licence(distrib
     assert modules - names == set(), "modules missing from the wheel"
     assert {f"attnbook/{name}" for name in PACKAGE_DATA} <= names
     assert f"attnbook-{version}.dist-info/licenses/LICENSE" in names
+    assert f"attnbook-{version}.dist-info/licenses/LICENSE-CC-BY-4.0" in names
+    assert "corpus/book_prose_en.txt" in PACKAGE_DATA
     assert not [
         n for n in names if n.split("/")[0] not in {"attnbook", f"attnbook-{version}.dist-info"}
     ]
     headers = metadata.split("\n\n", 1)[0].splitlines()
-    for header in (f"Version: {version}", "License-Expression: MIT", "License-File: LICENSE"):
+    for header in (
+        f"Version: {version}",
+        "License-Expression: MIT AND CC-BY-4.0",
+        "License-File: LICENSE",
+        "License-File: LICENSE-CC-BY-4.0",
+    ):
         assert header in headers, header
     # The long description is the package's README, not the book's.
     assert metadata.split("\n\n", 1)[1].startswith("# attnbook\n")

@@ -10,6 +10,7 @@ from attnbook.pretrained.sentences import (
     character_coverage,
     cjk_vocabulary,
     is_cjk,
+    segments,
     sentence_attention,
 )
 from attnbook.viz.attention_view import attention_views
@@ -95,3 +96,31 @@ def test_character_coverage(model):
     assert character_coverage(model.tokenizer, "  ") == {}
     with pytest.raises(TypeError, match="text"):
         character_coverage(model.tokenizer, None)
+
+
+def test_segments_are_consecutive_windows_of_the_text_with_special_tokens(model):
+    tokenizer = model.tokenizer
+    texts = ["He lit a cigarette.", "Zhang told Mary that he was very tired, and she nodded."]
+    stream = [i for t in texts for i in tokenizer.encode(t, add_special_tokens=False).ids]
+    ids, mask = segments(tokenizer, texts, length=6, count=3)
+    assert ids.shape == mask.shape == (3, 6) and bool(mask.all())
+    assert (ids[:, 0] == tokenizer.token_to_id("[CLS]")).all()
+    assert (ids[:, -1] == tokenizer.token_to_id("[SEP]")).all()
+    assert ids[:, 1:-1].flatten().tolist() == stream[:12]  # no piece skipped, none repeated
+    with pytest.raises(ValueError, match="hold 4 windows of length 6"):
+        segments(tokenizer, texts, length=6, count=5)
+    with pytest.raises(ValueError, match="length"):
+        segments(tokenizer, texts, length=2, count=1)
+
+
+def test_pairs_have_both_sentences_segment_ids_and_padding(model):
+    pairs = [("He lit a cigarette.", "She left."), ("Hi.", "Bye.")]
+    ids, mask, types = model.tokenize_pairs(pairs)
+    first = model.tokenizer.encode(*pairs[0])
+    assert ids[0].tolist() == first.ids and types[0].tolist() == first.type_ids
+    assert first.tokens.count("[SEP]") == 2 and 1 in first.type_ids
+    second = model.tokenizer.encode(*pairs[1])
+    assert int(mask[1].sum()) == len(second.ids) and not bool(mask[1, len(second.ids) :].any())
+    assert bool((ids[1, len(second.ids) :] == model.config.pad_token_id).all())
+    with pytest.raises(TypeError, match="pairs"):
+        model.tokenize_pairs(["not a pair"])

@@ -20,6 +20,7 @@ from attnbook.pretrained.sentences import (
     character_coverage,
     cjk_vocabulary,
     is_cjk,
+    segments,
     sentence_attention,
 )
 
@@ -39,4 +40,5 @@ __all__ = [
     "character_coverage",
     "cjk_vocabulary",
     "is_cjk",
+    "segments",
 ]

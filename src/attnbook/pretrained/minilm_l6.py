@@ -109,6 +109,32 @@ class MiniLM(BertEncoder):
             attention_mask[n, : len(e.ids)] = 1
         return input_ids, attention_mask  # (N, L), (N, L)
 
+    def tokenize_pairs(self, pairs: Sequence[tuple[str, str]]) -> tuple[Tensor, Tensor, Tensor]:
+        """Word pieces of sentence pairs, ``[CLS] A [SEP] B [SEP]``, padded to the longest.
+
+        Args:
+            pairs: a sequence of ``(first, second)`` strings.
+
+        Returns:
+            ``(input_ids, attention_mask, token_type_ids)``, each (N, L) int64; the segment ids
+            are 0 on ``[CLS] A [SEP]`` and 1 on ``B [SEP]``, as BERT was trained.
+        """
+        pairs = list(pairs) if isinstance(pairs, Sequence) and not isinstance(pairs, str) else None
+        if not pairs or not all(
+            isinstance(p, tuple) and len(p) == 2 and all(isinstance(s, str) for s in p)
+            for p in pairs
+        ):
+            raise TypeError("pairs must be a non-empty sequence of (str, str) tuples")
+        encodings = self.tokenizer.encode_batch(pairs)
+        L = max(len(e.ids) for e in encodings)
+        out = torch.zeros(3, len(pairs), L, dtype=torch.long)
+        out[0].fill_(self.config.pad_token_id)
+        for n, e in enumerate(encodings):
+            out[0, n, : len(e.ids)] = torch.tensor(e.ids)
+            out[1, n, : len(e.ids)] = 1
+            out[2, n, : len(e.ids)] = torch.tensor(e.type_ids)
+        return out[0], out[1], out[2]  # (N, L) each
+
     @torch.no_grad()
     def embed(self, sentences: str | Sequence[str], head_mask: Tensor | None = None) -> Tensor:
         """Sentence embeddings: the mean of the last layer over real tokens, then L2-normalised.

@@ -6,6 +6,7 @@ layer's attention cut to the sentence's own length: exactly the entries that
 :func:`attnbook.viz.attention_view.attention_views` takes, so a reader can look at their own
 sentence in a live kernel with two lines. :func:`character_coverage` says which characters of a
 text the tokenizer's vocabulary knows, and :func:`cjk_vocabulary` lists its Chinese characters.
+:func:`segments` cuts running text into inputs of one exact length, as BERT's pre-training did.
 
 Shape legend: N sentences, H heads, L word pieces of one sentence (special tokens included).
 """
@@ -16,9 +17,15 @@ from collections.abc import Sequence
 
 import torch
 from tokenizers import Tokenizer
-from torch import nn
+from torch import Tensor, nn
 
-__all__ = ["cjk_vocabulary", "character_coverage", "is_cjk", "sentence_attention"]
+__all__ = [
+    "cjk_vocabulary",
+    "character_coverage",
+    "is_cjk",
+    "segments",
+    "sentence_attention",
+]
 
 
 @torch.no_grad()
@@ -73,6 +80,48 @@ def sentence_attention(
             "query": first,
         }
     return views
+
+
+def segments(
+    tokenizer: Tokenizer, texts: Sequence[str], length: int, count: int
+) -> tuple[Tensor, Tensor]:
+    """The first ``count`` windows of exactly ``length`` word pieces, ``[CLS] ... [SEP]`` each.
+
+    The texts are tokenized without special tokens and joined into one stream, which is cut
+    into consecutive windows of ``length - 2`` pieces: a window may start or end mid-sentence.
+
+    Args:
+        tokenizer: the model's ``tokenizers.Tokenizer`` (with ``[CLS]`` and ``[SEP]``).
+        texts: running text, e.g. paragraphs.
+        length: the length of each window, special tokens included (at least 3).
+        count: how many windows.
+
+    Returns:
+        ``(input_ids, attention_mask)``, both (count, length) int64; the mask is all ones.
+
+    Raises:
+        ValueError: if ``length`` < 3, ``count`` < 1, or the texts are too short for ``count``
+            windows (naming how many they hold).
+    """
+    if not isinstance(length, int) or length < 3:
+        raise ValueError(f"length must be an int of at least 3; got {length!r}")
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be a positive int; got {count!r}")
+    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts must be a sequence of strings")
+    stream = [
+        i for e in tokenizer.encode_batch(list(texts), add_special_tokens=False) for i in e.ids
+    ]
+    body = length - 2
+    if len(stream) < count * body:
+        raise ValueError(
+            f"the texts hold {len(stream) // body} windows of length {length}; asked for {count}"
+        )
+    ids = torch.tensor(stream[: count * body]).view(count, body)  # (count, length - 2)
+    cls = torch.full((count, 1), tokenizer.token_to_id("[CLS]"))
+    sep = torch.full((count, 1), tokenizer.token_to_id("[SEP]"))
+    input_ids = torch.cat([cls, ids, sep], dim=1)  # (count, length)
+    return input_ids, torch.ones_like(input_ids)
 
 
 def is_cjk(character: str) -> bool:
