@@ -66,3 +66,27 @@ def test_chunked_attention_model_equals_the_full_one_and_its_gradients():
     out_chunked.square().sum().backward()
     for (name, a), b in zip(full.named_parameters(), chunked.parameters()):
         torch.testing.assert_close(b.grad, a.grad, atol=1e-4, rtol=1e-4, msg=name)
+
+
+@pytest.mark.parametrize("attention", ["full", "chunked", "linear"])
+def test_query_positions_give_the_full_outputs_rows(attention):
+    torch.manual_seed(0)
+    model = ToyModel(ToyConfig(embed_dim=16, num_heads=2, value_vocab=4, attention=attention))
+    tokens, values = torch.randint(0, 16, (3, 23)), torch.randint(0, 4, (3, 23))
+    positions = torch.tensor([[0, 22, 5], [7, 7, 1], [3, 9, 12]])
+    rows = model(tokens, values)[torch.arange(3)[:, None], positions]  # (3, 3, C)
+    picked = model(tokens, values, query_positions=positions)
+    assert picked.shape == rows.shape
+    torch.testing.assert_close(picked, rows, atol=1e-5, rtol=1e-5)
+
+
+def test_query_positions_are_checked():
+    model, tokens = ToyModel(ToyConfig()), torch.randint(0, 16, (2, 6))
+    with pytest.raises(ValueError, match=r"shape \(N, Q\) with N = 2; got \(3, 1\)"):
+        model(tokens, query_positions=torch.zeros(3, 1, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"lie in \[0, 6\)"):
+        model(tokens, query_positions=torch.full((2, 1), 6))
+    with pytest.raises(TypeError, match="integer"):
+        model(tokens, query_positions=torch.zeros(2, 1))
+    with pytest.raises(ValueError, match="local"):
+        ToyModel(ToyConfig(attention="local"))(tokens, query_positions=torch.zeros(2, 1).long())

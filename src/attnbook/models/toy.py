@@ -63,10 +63,20 @@ class ToyModel(nn.Module):
         self.q_proj, self.k_proj, self.v_proj, self.out_proj = (nn.Linear(E, E) for _ in range(4))
         self.readout = nn.Linear(E, config.num_classes)
 
-    def forward(self, tokens: Tensor, values: Tensor | None = None) -> Tensor:
-        """Logits (N, L, C) for tokens (N, L) and, with ``value_vocab``, values (N, L)."""
+    def forward(
+        self, tokens: Tensor, values: Tensor | None = None, query_positions: Tensor | None = None
+    ) -> Tensor:
+        """Logits (N, L, C) for tokens (N, L) and, with ``value_vocab``, values (N, L).
+
+        ``query_positions`` (N, Q), optional: compute the logits only at these positions, (N, Q, C)
+        — every position is still a key. The same numbers as the full output's rows, for a
+        fraction of the cost on long sequences (not with ``local`` attention, whose window
+        depends on the query's position).
+        """
         x, q, k, v = self._project(tokens, values)
         c = self.config
+        if query_positions is not None:
+            x, q = self._select(x, q, query_positions)  # (N, Q, E), (N, H, Q, D)
         if c.attention == "full":
             attended, _ = scaled_dot_product_attention(q, k, v)
         elif c.attention == "local":
@@ -79,6 +89,23 @@ class ToyModel(nn.Module):
         else:
             attended = linear_attention(q, k, v)
         return self.readout(x + self.out_proj(merge_heads(attended)))  # (N, L, C)
+
+    def _select(self, x: Tensor, q: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
+        if self.config.attention == "local":
+            raise ValueError("query_positions cannot be used with local attention")
+        if not isinstance(positions, Tensor) or positions.dtype.is_floating_point:
+            raise TypeError("query_positions must be an integer tensor")
+        N, L = x.shape[:2]
+        if positions.dim() != 2 or positions.size(0) != N:
+            raise ValueError(
+                f"query_positions must have shape (N, Q) with N = {N}; got {tuple(positions.shape)}"
+            )
+        if positions.numel() and (positions.min() < 0 or positions.max() >= L):
+            raise ValueError(f"query_positions must lie in [0, {L})")
+        E, (H, D) = x.size(-1), q.shape[1::2]
+        x = x.gather(1, positions[..., None].expand(-1, -1, E))  # (N, Q, E)
+        q = q.gather(2, positions[:, None, :, None].expand(-1, H, -1, D))  # (N, H, Q, D)
+        return x, q
 
     def attention_weights(self, tokens: Tensor, values: Tensor | None = None) -> Tensor:
         """The (N, H, L, L) weights the attention layer applies (implied ones for linear)."""
