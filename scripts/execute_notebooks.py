@@ -9,11 +9,17 @@ widget shown only to a live kernel (chapter 7's live explorer) is dropped from t
 Usage:
     python scripts/execute_notebooks.py                 # every notebook, both editions
     python scripts/execute_notebooks.py book/01_*.ipynb # some of them
+    python scripts/execute_notebooks.py --timings t.json book/03_*.ipynb  # and each cell's seconds
+
+Each notebook records the CPU kernels that computed it (``metadata.attnbook.cpu_capability``,
+PyTorch's name: AVX512, AVX2 or DEFAULT): ``scripts/other_cpu.py`` reads it to pick, for the
+second notebook pass, kernels other than the ones that wrote the stored outputs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -82,7 +88,29 @@ def drop_dangling_widget_views(nb: nbformat.NotebookNode) -> None:
         ]
 
 
-def clean(nb: nbformat.NotebookNode) -> None:
+def cpu_capability() -> str:
+    """The kernels PyTorch picks here (ATEN_CPU_CAPABILITY included), as the kernels will."""
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability()
+
+
+def cell_seconds(nb: nbformat.NotebookNode) -> dict[int, float]:
+    """Each code cell's run time, from the timestamps nbclient records (before clean drops them)."""
+    from datetime import datetime
+
+    out = {}
+    for i, cell in enumerate(nb.cells):
+        times = cell.metadata.get("execution", {})
+        start, end = times.get("iopub.execute_input"), times.get("shell.execute_reply")
+        if start and end:
+            out[i] = round(
+                (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds(), 2
+            )
+    return out
+
+
+def clean(nb: nbformat.NotebookNode, capability: str) -> None:
     drop_dangling_widget_views(nb)
     settle_streams(nb)
     for cell in nb.cells:
@@ -97,9 +125,10 @@ def clean(nb: nbformat.NotebookNode) -> None:
         "language": "python",
         "name": "python3",
     }
+    nb.metadata["attnbook"] = {"cpu_capability": capability}
 
 
-def execute(path: Path, timeout: int) -> float:
+def execute(path: Path, timeout: int, capability: str, timings: dict | None = None) -> float:
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -112,12 +141,17 @@ def execute(path: Path, timeout: int) -> float:
         timeout=timeout,
         resources={"metadata": {"path": str(path.parent)}},
         store_widget_state=False,
-        record_timing=False,
+        record_timing=timings is not None,
         allow_errors=False,
     )
     client.execute()
     elapsed = time.perf_counter() - start
-    clean(nb)
+    if timings is not None:
+        timings[str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)] = {
+            "total": round(elapsed, 1),
+            "cells": cell_seconds(nb),
+        }
+    clean(nb, capability)
     nbformat.validate(nb)
     nbformat.write(nb, path)
     return elapsed
@@ -129,9 +163,14 @@ def main() -> int:
     )
     parser.add_argument("paths", nargs="*", help="notebooks to execute (default: all under book/)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
+    parser.add_argument("--timings", type=Path, help="also write each cell's seconds to this JSON")
     args = parser.parse_args()
+    capability = cpu_capability()
+    timings: dict | None = {} if args.timings else None
     for path in notebooks(args.paths):
-        elapsed = execute(path, args.timeout)
+        elapsed = execute(path, args.timeout, capability, timings)
+        if args.timings:
+            args.timings.write_text(json.dumps(timings, indent=1) + "\n", "utf-8")
         size = path.stat().st_size / 2**20
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         print(f"executed {shown} in {elapsed:.1f} s ({size:.2f} MiB)")

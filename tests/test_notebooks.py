@@ -16,6 +16,9 @@ _spec = importlib.util.spec_from_file_location(
 )
 execute_notebooks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(execute_notebooks)
+_spec = importlib.util.spec_from_file_location("other_cpu", ROOT / "scripts" / "other_cpu.py")
+other_cpu = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(other_cpu)
 
 
 def test_there_are_notebooks_to_check():
@@ -36,6 +39,23 @@ def test_carries_no_editor_or_execution_metadata(path):
     for n, cell in enumerate(nb["cells"]):
         stray = set(execute_notebooks.VOLATILE_CELL_METADATA) & set(cell.get("metadata", {}))
         assert not stray, f"cell {n} carries {sorted(stray)}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_records_the_cpu_kernels_that_computed_it(path):
+    meta = json.loads(path.read_text())["metadata"]
+    assert meta["attnbook"]["cpu_capability"] in {"AVX512", "AVX2", "DEFAULT"}
+
+
+def test_the_second_pass_runs_on_kernels_that_did_not_write_the_outputs():
+    other = other_cpu.other
+    assert other("AVX2", {"AVX512"}) == "avx2"  # an AVX2 machine is another CPU already
+    assert other("AVX512", {"AVX512"}) == "avx2"
+    assert other("AVX2", {"AVX512", "AVX2"}) == "default"
+    assert other("DEFAULT", {"AVX2"}) == "default"
+    assert other("DEFAULT", {"DEFAULT"}) == "default"  # nothing else to try on this machine
+    assert other("AVX2", {"AVX512", "unknown"}) == "default"  # a notebook without a record
+    assert other_cpu.recorded() <= {"AVX512", "AVX2", "DEFAULT"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
