@@ -18,6 +18,8 @@ from attnbook.viz.style import alt_text
 DIAGRAMS = {
     "sdpa_flow": diagrams.sdpa_flow,
     "heads_split_merge": diagrams.heads_split_merge,
+    "heads_split_merge 1 head": lambda lang: diagrams.heads_split_merge(num_heads=1, lang=lang),
+    "heads_split_merge 3 heads": lambda lang: diagrams.heads_split_merge(num_heads=3, lang=lang),
     "encoder_block": diagrams.encoder_block,
     "decoder_block": diagrams.decoder_block,
     "encoder_block pre-LN": lambda lang: diagrams.encoder_block(norm_first=True, lang=lang),
@@ -34,7 +36,7 @@ EXPECTED = {
     "heads_split_merge": [
         ("X  (N, L, E)", "X  (N, L, E)"), ("W_Q", "W_Q"), ("W_K", "W_K"), ("W_V", "W_V"),
         ("view → (N, L, H, D)", "view → (N, L, H, D)"),
-        ("transpose → (N, H, L, D)", "transpose → (N, H, L, D)"), ("head H", "头 H"),
+        ("transpose → (N, H, L, D)", "transpose → (N, H, L, D)"), ("head ", "头 "),
         ("(N, H, L, D)", "(N, H, L, D)"), ("reshape → (N, L, E)", "reshape → (N, L, E)"),
         ("output projection W_O", "输出投影 W_O"),
     ],
@@ -161,4 +163,14 @@ def test_numbered_heads_are_drawn(book_style, heads):
 def test_bad_arguments_are_refused_by_name(call, error, argument):
     with pytest.raises(error, match=argument):
         call()
+    plt.close("all")
+
+
+def test_by_default_the_heads_are_drawn_symbolically(book_style):
+    drawn = [t.get_text() for t in texts(diagrams.heads_split_merge())]
+    assert [t.split("\n")[0] for t in drawn if t.startswith("head ")] == [
+        "head 1",
+        "head 2",
+        "head H",
+    ]
     plt.close("all")

@@ -217,8 +217,7 @@ def heads_split_merge(*, num_heads: int | None = None, lang: str | None = None) 
         _box(ax, x, y_heads, slot - 0.2, tall, name + "\n" + tr("attention", lang), "attention")
         last = i == len(names) - 1
         _arrow(ax, (x, y_split - tall / 2), (x, y_heads + tall / 2))
-        _arrow(ax, (x, y_heads - tall / 2), (x, y_merge + tall / 2),
-               "(N, H, L, D)" if last and slot < 1.6 else "")  # fmt: skip
+        _arrow(ax, (x, y_heads - tall / 2), (x, y_merge + tall / 2), "(N, H, L, D)" if last else "")
     _box(ax, cx, y_merge, wide, tall,
          tr("merge the heads (concatenate):\ntranspose → (N, L, H, D), reshape → (N, L, E)", lang),
          "plain")  # fmt: skip
