@@ -122,4 +122,81 @@ STRINGS: dict[str, str] = {
     "Ran the model on {n} tokens.": "已在 {n} 个词元上运行模型。",
     "The model could not be loaded ({error}).": "无法加载模型（{error}）。",
     " It knows these tokens ({language}): {groups}.": "它认识这些词元（{language}）：{groups}。",
+    # architecture diagrams (attnbook.viz.diagrams); view, transpose, reshape and norm1 are code
+    "mask (optional)": "掩码（可选）",
+    "softmax over S": "对 S 做 softmax",
+    "scores (L, S)": "分数 (L, S)",
+    "weights (L, S)": "权重 (L, S)",
+    "weights · V": "权重 · V",
+    "output (L, Ev)": "输出 (L, Ev)",
+    "output (N, L, E)": "输出 (N, L, E)",
+    "project {w}": "投影 {w}",
+    "attention": "注意力",
+    "split into H heads of D = E/H:\nview → (N, L, H, D), transpose → (N, H, L, D)": (
+        "切分成 H 个头，每头 D = E/H：\nview → (N, L, H, D)，transpose → (N, H, L, D)"
+    ),
+    "merge the heads (concatenate):\ntranspose → (N, L, H, D), reshape → (N, L, E)": (
+        "合并各个头（拼接）：\ntranspose → (N, L, H, D)，reshape → (N, L, E)"
+    ),
+    "output projection W_O → (N, L, E)": "输出投影 W_O → (N, L, E)",
+    "multi-head self-attention": "多头自注意力",
+    "masked multi-head self-attention": "掩码多头自注意力",
+    "cross-attention": "交叉注意力",
+    "feed-forward": "前馈网络",
+    "residual": "残差",
+    "LayerNorm (norm{n})": "层归一化 (norm{n})",
+    "memory\n(N, S, E)": "记忆\n(N, S, E)",
+    "post-LN: norm_first=False": "后置层归一化：\nnorm_first=False",
+    "pre-LN: norm_first=True": "前置层归一化：\nnorm_first=True",
+    "Flow chart of scaled dot-product attention, top to bottom.": "缩放点积注意力的流程图，自上而下。",
+    (
+        "Queries Q (L, E) and keys K (S, E) are multiplied into Q Kᵀ, the scores of shape "
+        "(L, S), which are divided by √E."
+    ): "查询 Q (L, E) 与键 K (S, E) 相乘得到 Q Kᵀ，即形状为 (L, S) 的分数，再除以 √E。",
+    "An optional mask, drawn dashed, acts on the scores (L, S).": "可选的掩码画成虚线，作用在分数 (L, S) 上。",
+    (
+        "A softmax over the S keys turns each row into weights (L, S); the weights multiply "
+        "the values V (S, Ev), giving the output (L, Ev)."
+    ): "对 S 个键做 softmax，把每一行变成权重 (L, S)；权重乘以值 V (S, Ev)，得到输出 (L, Ev)。",
+    "Flow chart of multi-head attention, top to bottom.": "多头注意力的流程图，自上而下。",
+    "The input X (N, L, E) goes through three projections, W_Q, W_K and W_V, each giving (N, L, E).": (
+        "输入 X (N, L, E) 经过 W_Q、W_K、W_V 三个投影，各得到 (N, L, E)。"
+    ),
+    (
+        "Each is split into H heads of D = E/H features: view to (N, L, H, D), then "
+        "transpose to (N, H, L, D)."
+    ): "每个结果切分成 H 个头，每头 D = E/H 个特征：先 view 成 (N, L, H, D)，再 transpose 成 (N, H, L, D)。",
+    "The heads attend side by side, {n} boxes in a row.": "各个头并排做注意力，一行画了 {n} 个框。",
+    (
+        "Their outputs are merged: transpose back to (N, L, H, D) and reshape to (N, L, E), "
+        "which is the concatenation of the heads; the output projection W_O gives (N, L, E)."
+    ): (
+        "各头的输出再合并：transpose 回 (N, L, H, D)，reshape 成 (N, L, E)，这就是把各个头拼接起来；"
+        "输出投影 W_O 给出 (N, L, E)。"
+    ),
+    "Diagram of the encoder block, top to bottom: {n} sublayers ({names}).": (
+        "编码器块的示意图，自上而下：{n} 个子层（{names}）。"
+    ),
+    "Diagram of the decoder block, top to bottom: {n} sublayers ({names}).": (
+        "解码器块的示意图，自上而下：{n} 个子层（{names}）。"
+    ),
+    (
+        "Pre-LN (norm_first=True): each sublayer reads a LayerNorm of its input, and its "
+        "output is added to the input on the residual path, which no norm interrupts."
+    ): (
+        "前置层归一化（norm_first=True）：每个子层读取其输入经层归一化后的结果，"
+        "子层的输出沿残差路径加回输入，这条路径上没有任何归一化。"
+    ),
+    (
+        "Post-LN (norm_first=False): each sublayer's output is added to its input (the "
+        "residual path on the right), then a LayerNorm follows the addition."
+    ): (
+        "后置层归一化（norm_first=False）：每个子层的输出加到它的输入上（右侧的残差路径），"
+        "相加之后再做层归一化。"
+    ),
+    (
+        "The cross-attention takes its queries from the decoder and its keys and values from "
+        "the memory, the encoder's output (N, S, E)."
+    ): "交叉注意力的查询来自解码器，键和值来自记忆，即编码器的输出 (N, S, E)。",
+    "Every arrow of the main path carries (N, L, E).": "主路径上的每个箭头传递的都是 (N, L, E)。",
 }

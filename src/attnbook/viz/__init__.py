@@ -2,6 +2,7 @@
 
 * :mod:`~attnbook.viz.charts` — heat-maps, bars, masks, the steps of attention;
 * :mod:`~attnbook.viz.heads` — one head, a layers x heads grid, a line view;
+* :mod:`~attnbook.viz.diagrams` — architecture diagrams: attention, heads, the blocks (chapters 2–5);
 * :mod:`~attnbook.viz.transformer` — positional encodings and gradient norms (chapter 5);
 * :mod:`~attnbook.viz.efficient` — scaling plots and tile maps (chapters 9-10);
 * :mod:`~attnbook.viz.style` — the book's figure style, alt text, and the one PNG renderer;
