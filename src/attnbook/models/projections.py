@@ -16,7 +16,7 @@ Shape legend: N batch (sentences), L padded sentence length, E input features, D
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import torch
@@ -33,6 +33,7 @@ __all__ = [
     "lookup_loss",
     "lookup_accuracy",
     "train_lookup",
+    "batch_maker",
 ]
 
 
@@ -173,16 +174,23 @@ def train_lookup(
     Each step takes 32 sentences drawn (with replacement) by a generator seeded with ``seed``,
     and makes one AdamW step on :func:`lookup_loss`. The matrices start random (seeded too).
     """
-    batch = encode(sentences)
     seed_everything(seed)
     model = ProjectedAttention(len(FEATURES), head_dim, tie_query_key=tie_query_key)
+    config = TrainConfig(
+        steps=steps, batch_size=32, lr=lr, warmup_steps=10, seed=seed, progress=progress
+    )
+    fit(model, batch_maker(sentences), lambda m, b: lookup_loss(m, b, two_way), config)
+    return model
+
+
+def batch_maker(
+    sentences: Sequence[PronounSentence],
+) -> Callable[[int, torch.Generator], LookupBatch]:
+    """``make_batch(size, generator)``: ``size`` of the sentences, drawn with replacement."""
+    batch = encode(sentences)
 
     def make_batch(size: int, generator: torch.Generator) -> LookupBatch:
         pick = torch.randint(len(sentences), (size,), generator=generator)  # (size,)
         return LookupBatch(*(t[pick] for t in batch))
 
-    config = TrainConfig(
-        steps=steps, batch_size=32, lr=lr, warmup_steps=10, seed=seed, progress=progress
-    )
-    fit(model, make_batch, lambda m, b: lookup_loss(m, b, two_way), config)
-    return model
+    return make_batch
