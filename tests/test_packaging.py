@@ -80,7 +80,7 @@ def test_the_import_scan_sees_imports_inside_functions(tmp_path):
 
 # What `python -m build` reads: the project's metadata, the licence it names, and the package
 # (whose README is the package's long description).
-BUILD_INPUTS = ("pyproject.toml", "LICENSE", "src")
+BUILD_INPUTS = ("pyproject.toml", "LICENSE", "LICENSE-CC-BY-4.0", "src")
 # The package's files that are not modules (the figure style, the views' scripts and style sheet,
 # the README): each must be in the wheel and the sdist, and found by importlib.resources.
 PACKAGE_DATA = sorted(
