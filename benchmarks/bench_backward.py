@@ -182,7 +182,7 @@ def draw(series, machine: dict) -> None:
 
     matplotlib.use("Agg")
 
-    from attnbook.viz.efficient import scaling_plot
+    from attnbook.viz.efficient_plots import scaling_plot
     from attnbook.viz.style import render_png, setup_plotting
 
     setup_plotting()

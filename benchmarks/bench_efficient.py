@@ -281,7 +281,7 @@ def draw(rec: Recorder, machine: dict) -> None:
 
     matplotlib.use("Agg")
 
-    from attnbook.viz.efficient import scaling_plot
+    from attnbook.viz.efficient_plots import scaling_plot
     from attnbook.viz.style import render_png, setup_plotting
 
     setup_plotting()

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import torch
 
-from attnbook.models.lookup import LookupModel, LookupModelConfig
+from attnbook.models.lookup_model import LookupModel, LookupModelConfig
 from attnbook.models.seq2seq import Seq2SeqConfig, Seq2SeqTransformer, seq2seq_loss
 from attnbook.tasks.lookup import lookup_accuracy, lookup_batch, lookup_loss
 from attnbook.tasks.numbers import number_batch, number_vocabulary

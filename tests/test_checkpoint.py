@@ -11,7 +11,7 @@ from attnbook.checkpoint import (
     training_metadata,
 )
 from attnbook.models.detective import Detective, DetectiveConfig
-from attnbook.models.lookup import LookupModel, LookupModelConfig
+from attnbook.models.lookup_model import LookupModel, LookupModelConfig
 from attnbook.models.toy import ToyConfig, ToyModel
 from attnbook.train import TrainConfig
 

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from attnbook import MultiHeadAttention
-from attnbook.lab.attention import LabAttention, alibi_slopes
+from attnbook.lab.lab_attention import LabAttention, alibi_slopes
 from attnbook.positional import alibi_slopes as papers_slopes
 
 EXACT = {"rtol": 0.0, "atol": 0.0}

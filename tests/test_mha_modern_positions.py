@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.attention.flex_attention import flex_attention
 
-import attnbook.lab.attention as lab_attention
+import attnbook.lab.lab_attention as lab_attention
 import attnbook.models.detective as detective
 from attnbook import masks, positional
 from attnbook.positional import alibi_bias, alibi_slopes, rotate

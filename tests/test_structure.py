@@ -75,3 +75,29 @@ def test_nothing_outside_them_imports_the_exercises_or_the_figures(name):
             or (module == "attnbook" and forbidden in names)
         ]
         assert not used, f"{name} imports {used}"
+
+
+def test_no_two_modules_share_a_file_name():
+    by_name: dict[str, list[str]] = {}
+    for path in SRC.rglob("*.py"):
+        if path.name != "__init__.py":
+            by_name.setdefault(path.stem, []).append(module_name(path))
+    for package in SRC.rglob("__init__.py"):  # a module named like a package holds its concept too
+        if package.parent != SRC:
+            by_name.setdefault(package.parent.name, []).append(module_name(package))
+    shared = {name: sorted(found) for name, found in by_name.items() if len(found) > 1}
+    assert not shared, f"modules that share a file name (name each by what it holds): {shared}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith("attnbook.efficient")))
+def test_the_kernels_import_no_model_and_no_training(name):
+    """Experiments live apart from kernels: a study that trains a model is in ``studies``."""
+    outside = {"models", "train", "studies"}
+    used = [
+        module
+        for module, names in attnbook_imports(MODULES[name])
+        if module.split(".")[1:2]
+        and module.split(".")[1] in outside
+        or (module == "attnbook" and outside & set(names))
+    ]
+    assert not used, f"{name} imports {used}"

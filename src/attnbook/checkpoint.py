@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from attnbook.models.detective import Detective, DetectiveConfig
-from attnbook.models.lookup import LookupModel, LookupModelConfig
+from attnbook.models.lookup_model import LookupModel, LookupModelConfig
 from attnbook.models.toy import ToyConfig, ToyModel
 from attnbook.train import TrainConfig
 

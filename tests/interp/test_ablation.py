@@ -1,5 +1,6 @@
-"""Head ablation by forward pre-hooks: zero and mean ablation, joint removal, and the verdicts
-needed / redundant / dead, checked against head_mask and on hand-made accuracies."""
+"""Head ablation, by forward pre-hooks or by the head mask (one API, two strategies): zero and
+mean ablation, joint removal, and the verdicts needed / redundant / dead, checked against
+head_mask and on hand-made accuracies."""
 
 import random
 import re
@@ -10,14 +11,20 @@ import torch
 from attnbook.interp.ablation import (
     ablated,
     accuracy_function,
+    accuracy_with_heads_off,
     attention_modules,
     erase_tokens,
-    greedy_removal,
+    head_mask,
     head_means,
+    head_shape,
+    metric_function,
+    replace_head,
+)
+from attnbook.interp.redundancy import (
+    greedy_removal,
     head_verdicts,
     joint_contributions,
     pair_costs,
-    replace_head,
     single_head_costs,
 )
 from attnbook.models.detective import Detective, DetectiveConfig
@@ -312,3 +319,56 @@ def test_erase_tokens_needs_a_bool_mask_of_the_batch_shape(detective_and_batch):
     _, batch = detective_and_batch
     with pytest.raises(ValueError, match="where must be a bool tensor of the batch's shape"):
         erase_tokens(batch, torch.zeros(2, 2, dtype=torch.bool))
+
+
+# -- one API, two strategies -------------------------------------------------------------------
+def test_zero_ablation_by_hook_and_by_mask_give_the_same_accuracy(detective_and_batch):
+    model, batch = detective_and_batch
+    by_hook = accuracy_function(model, batch, by="hook")
+    by_mask = accuracy_function(model, batch, by="mask")
+    for heads in ([], [(0, 1)], [(0, 0), (1, 3)], [(1, h) for h in range(H)]):
+        assert by_hook(heads) == pytest.approx(by_mask(heads), abs=1e-6)
+
+
+def test_the_mask_strategy_hands_evaluate_the_head_mask_and_the_hooks_hand_none(
+    detective_and_batch,
+):
+    model, _ = detective_and_batch
+    seen = []
+    metric_function(model, lambda m, mask: seen.append(mask) or 0.0, by="mask")([(1, 2)])
+    metric_function(model, lambda m, mask: seen.append(mask) or 0.0, by="hook")([(1, 2)])
+    expected = torch.ones(2, H)
+    expected[1, 2] = 0
+    assert torch.equal(seen[0], expected) and seen[1] is None
+
+
+def test_accuracy_with_heads_off_is_one_measurement_by_the_mask(detective_and_batch):
+    model, batch = detective_and_batch
+    heads = [(0, 2), (1, 0)]
+    assert accuracy_with_heads_off(model, batch, heads) == accuracy_function(
+        model, batch, by="mask"
+    )(heads)
+
+
+def test_metric_function_names_a_bad_strategy_and_mean_ablation_by_mask(detective_and_batch):
+    model, batch = detective_and_batch
+    with pytest.raises(ValueError, match="by must be"):
+        metric_function(model, lambda m, mask: 0.0, by="prune")
+    with pytest.raises(ValueError, match='needs by="hook"'):
+        metric_function(model, lambda m, mask: 0.0, by="mask", means=head_means(model, batch))
+
+
+def test_head_mask_zeroes_the_listed_heads_and_rejects_a_head_outside_the_shape():
+    mask = head_mask((2, 3), [(0, 1), (1, 2)])
+    assert mask.tolist() == [[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]
+    with pytest.raises(ValueError, match=r"head \(2, 0\) is outside"):
+        head_mask((2, 3), [(2, 0)])
+
+
+def test_head_shape_reads_the_detectives_nhead_and_refuses_a_model_without_a_config(
+    detective_and_batch,
+):
+    model, _ = detective_and_batch
+    assert head_shape(model) == (2, H)
+    with pytest.raises(TypeError, match="config.num_layers"):
+        head_shape(torch.nn.Linear(2, 2))

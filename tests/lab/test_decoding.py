@@ -11,7 +11,7 @@ from attnbook.lab.decoding import (
     sliding_window,
     streaming_mask,
 )
-from attnbook.lab.model import LabConfig, LabModel
+from attnbook.lab.lab_model import LabConfig, LabModel
 
 CONFIG = LabConfig(
     vocab_size=11,

@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from attnbook.lab import tasks
-from attnbook.lab.attention import LabAttention, alibi_slopes, rotate, window_mask
-from attnbook.lab.model import IGNORE, LabConfig, LabModel, lab_accuracy, lab_loss
+from attnbook.lab import lab_tasks as tasks
+from attnbook.lab.lab_attention import LabAttention, alibi_slopes, rotate, window_mask
+from attnbook.lab.lab_model import IGNORE, LabConfig, LabModel, lab_accuracy, lab_loss
 from attnbook.mha import MultiHeadAttention
 
 

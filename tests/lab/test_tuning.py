@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnbook.lab.model import IGNORE, LabConfig, LabModel
+from attnbook.lab.lab_model import IGNORE, LabConfig, LabModel
 from attnbook.lab.tuning import (
     attention_transfer_loss,
     distillation_loss,

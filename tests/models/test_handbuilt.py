@@ -5,12 +5,7 @@ import math
 import pytest
 import torch
 
-from attnbook.models.handbuilt import (
-    FEATURES,
-    attend,
-    features,
-    rule_based_antecedent,
-)
+from attnbook.models.handbuilt import FEATURES, attend, features, rule_based_antecedent
 from attnbook.tasks.vocab import tokenize
 
 

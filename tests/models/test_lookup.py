@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attnbook import MultiHeadAttention
-from attnbook.models.lookup import LookupModel, LookupModelConfig
+from attnbook.models.lookup_model import LookupModel, LookupModelConfig
 
 
 def model(**overrides):

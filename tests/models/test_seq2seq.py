@@ -5,12 +5,7 @@ import pytest
 import torch
 
 from attnbook.measure.cost import counted_rows
-from attnbook.models.seq2seq import (
-    Seq2SeqConfig,
-    Seq2SeqTransformer,
-    greedy_decode,
-    seq2seq_loss,
-)
+from attnbook.models.seq2seq import Seq2SeqConfig, Seq2SeqTransformer, greedy_decode, seq2seq_loss
 from attnbook.tasks.numbers import BOS, EOS, encode_numbers, number_vocabulary
 
 VOCAB = number_vocabulary()

@@ -21,13 +21,7 @@ import pytest
 import torch
 from conftest import CHROMIUM, ROOT, OfflinePage
 
-from attnbook.viz.attention_view import (
-    attention_view,
-    attention_views,
-    peak,
-    summary,
-    view_text,
-)
+from attnbook.viz.attention_view import attention_view, attention_views, peak, summary, view_text
 from attnbook.viz.style import set_alt
 from attnbook.viz.web import figure_explorer
 

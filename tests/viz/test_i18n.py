@@ -9,11 +9,11 @@ from matplotlib.text import Text
 
 from attnbook import i18n, viz
 from attnbook.i18n.zh import STRINGS
-from attnbook.viz.efficient import scaling_plot, tile_map
-from attnbook.viz.heads import attention_lines, head_grid, head_heatmap
-from attnbook.viz.patches import patch_maps, similarity_grid
+from attnbook.viz.efficient_plots import scaling_plot, tile_map
+from attnbook.viz.head_plots import attention_lines, head_grid, head_heatmap
+from attnbook.viz.patch_plots import patch_maps, similarity_grid
 from attnbook.viz.pointer import pointer_panels
-from attnbook.viz.transformer import (
+from attnbook.viz.transformer_plots import (
     dot_product_by_offset,
     dot_product_matrix,
     dot_product_profiles,

@@ -44,10 +44,7 @@ from attnbook.exercises.ch09_cost import (
     check_checkpoint_segments,
     check_how_long,
 )
-from attnbook.exercises.ch09_online_softmax import (
-    check_block_attention,
-    check_online_softmax_merge,
-)
+from attnbook.exercises.ch09_online_softmax import check_block_attention, check_online_softmax_merge
 from attnbook.exercises.ch10_approximations import (
     check_linear_attention,
     check_linear_limit,

@@ -21,9 +21,7 @@ import torch
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.exercises.report import (
-    Report,
-)
+from attnbook.exercises.report import Report
 from attnbook.i18n import tr
 from attnbook.models.handbuilt import (
     FEATURE_INDEX,

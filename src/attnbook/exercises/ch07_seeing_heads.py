@@ -30,7 +30,7 @@ from attnbook.exercises.report import (
     library,
 )
 from attnbook.i18n import tr
-from attnbook.interp.heads import name_action_weight, pronoun_hits
+from attnbook.interp.coref_heads import name_action_weight, pronoun_hits
 from attnbook.tasks.coref import LEXICON, CorefTask, Example
 
 __all__ = ["check_head_hits", "check_binding", "check_gender_baseline"]

@@ -18,11 +18,16 @@ from attnbook.exercises.cases import random_attention
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor, library
 from attnbook.i18n import tr
 from attnbook.interp.ablation import replace_head
-from attnbook.interp.heads import mean_row_entropy
+from attnbook.interp.head_stats import head_entropy
 
 __all__ = ["check_head_entropy", "check_replace_head"]
 
 ATOL = 1e-4
+
+
+def _one_layer_entropy(weights: Tensor, padding: Tensor) -> Tensor:
+    """The library's answer for one layer's (N, H, S, S) weights: (H,)."""
+    return head_entropy([weights], padding)[0]
 
 
 def _per_sentence_first(weights: Tensor, padding: Tensor) -> Tensor:
@@ -38,9 +43,9 @@ def check_head_entropy(my_head_entropy: Callable[[Tensor, Tensor], Tensor]) -> R
     """Chapter 8: the mean entropy of each head's attention rows, padding queries excluded.
 
     The mean is over all real query positions of all sentences together: every real query
-    counts once (the average :func:`~attnbook.interp.heads.mean_row_entropy` takes).
+    counts once (the average :func:`~attnbook.interp.head_stats.head_entropy` takes).
     """
-    report = Report("head entropy", refused=library(mean_row_entropy))
+    report = Report("head entropy", refused=library(head_entropy))
 
     def case(seed: int, N: int, H: int, S: int) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -49,18 +54,20 @@ def check_head_entropy(my_head_entropy: Callable[[Tensor, Tensor], Tensor]) -> R
             problem = expect_tensor(out, (H,), what="my_head_entropy")
             if problem is not None:
                 return problem
-            expected = mean_row_entropy(weights, padding)
+            expected = _one_layer_entropy(weights, padding)
             if torch.isnan(out).any():
                 return tr(
                     "got NaN: a zero weight gives 0 · log 0 = NaN in floating point; count 0 · log 0 as 0"
                 )
             if torch.allclose(out, expected, atol=ATOL):
                 return None
-            if torch.allclose(out, mean_row_entropy(weights, torch.zeros_like(padding)), atol=ATOL):
+            if torch.allclose(
+                out, _one_layer_entropy(weights, torch.zeros_like(padding)), atol=ATOL
+            ):
                 return tr(
                     "you average over padding queries too; average over real query positions only"
                 )
-            inverted = mean_row_entropy(weights, ~padding)
+            inverted = _one_layer_entropy(weights, ~padding)
             if padding.any() and torch.allclose(out, inverted, atol=ATOL):
                 return tr(
                     "you averaged over the padding queries only: key_padding_mask is True on padding "

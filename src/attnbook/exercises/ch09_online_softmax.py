@@ -24,7 +24,7 @@ from attnbook.efficient.chunked import chunked_attention, online_softmax_merge
 from attnbook.efficient.recompute import attention_block
 from attnbook.exercises.attention_mistakes import block_mistake
 from attnbook.exercises.cases import random_qkv
-from attnbook.exercises.probes import LargestTensor
+from attnbook.exercises.observers import LargestTensor
 from attnbook.exercises.report import Refused, Report, call, changed_inputs, expect_tensor, library
 from attnbook.i18n import tr
 

@@ -25,7 +25,7 @@ from attnbook.efficient.linear import (
     linear_attention_weights,
 )
 from attnbook.exercises.cases import random_qkv
-from attnbook.exercises.probes import LargestTensor
+from attnbook.exercises.observers import LargestTensor
 from attnbook.exercises.report import (
     LearnerError,
     Report,

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.exercises.probes import AUTOGRAD
+from attnbook.exercises.observers import AUTOGRAD
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
 from attnbook.i18n import tr
 

@@ -19,7 +19,7 @@ from torch import Tensor
 
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor, library
 from attnbook.i18n import tr
-from attnbook.lab.model import IGNORE
+from attnbook.lab.lab_model import IGNORE
 from attnbook.lab.tuning import distillation_loss, head_diversity_penalty
 
 __all__ = ["check_soft_loss", "check_diversity"]

@@ -17,8 +17,6 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from attnbook.diagnose.ablation import dead_heads
-from attnbook.diagnose.heads import head_entropy
 from attnbook.exercises.cases import random_attention
 from attnbook.exercises.report import (
     LearnerError,
@@ -30,6 +28,8 @@ from attnbook.exercises.report import (
     library,
 )
 from attnbook.i18n import tr
+from attnbook.interp.head_stats import head_entropy
+from attnbook.interp.redundancy import dead_heads
 
 __all__ = ["check_uniformity", "check_verdicts"]
 

@@ -17,14 +17,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attnbook.efficient.linear import elu_feature_map, linear_attention
-from attnbook.exercises.report import (
-    Report,
-    as_int,
-    call,
-    changed_inputs,
-    expect_tensor,
-    library,
-)
+from attnbook.exercises.report import Report, as_int, call, changed_inputs, expect_tensor, library
 from attnbook.i18n import tr
 from attnbook.lab.decoding import kv_cache_bytes
 

@@ -9,7 +9,7 @@ __all__ = ["STRINGS"]
 
 #: English string (or ``str.format`` template) → its Chinese, for figures, views and checkers.
 STRINGS: dict[str, str] = {
-    # heat-maps and masks (attnbook.viz.charts, attnbook.viz.heads)
+    # heat-maps and masks (attnbook.viz.charts, attnbook.viz.head_plots)
     "key (attended to)": "键（被关注的位置）",
     "query (attending)": "查询（发出关注的位置）",
     "weight": "权重",
@@ -30,7 +30,7 @@ STRINGS: dict[str, str] = {
     "layer {layer}": "第 {layer} 层",
     "layer {i}": "第 {i} 层",
     "head {i}": "头 {i}",
-    # efficient attention (attnbook.viz.efficient)
+    # efficient attention (attnbook.viz.efficient_plots)
     "sequence length n": "序列长度 n",
     "slope": "斜率",
     "key position": "键的位置",
@@ -40,7 +40,7 @@ STRINGS: dict[str, str] = {
     "computed": "完整计算",
     "masked inside": "块内加掩码",
     "skipped": "跳过",
-    # image patches (attnbook.viz.patches)
+    # image patches (attnbook.viz.patch_plots)
     "image": "图像",
     "max": "最大",
     "row {i}": "第 {i} 行",
@@ -48,7 +48,7 @@ STRINGS: dict[str, str] = {
     "cosine similarity": "余弦相似度",
     # pointers (attnbook.viz.pointer)
     "attention of the summary query": "摘要查询的注意力",
-    # positions and depth (attnbook.viz.transformer)
+    # positions and depth (attnbook.viz.transformer_plots)
     "dimension (column of the table)": "维度（表的列）",
     "position": "位置",
     "position p": "位置 p",

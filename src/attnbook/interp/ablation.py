@@ -1,68 +1,70 @@
-"""Switching heads off by hooks: zero and mean ablation, one head or a set of heads together,
-and the greedy search that tells dead heads from redundant ones (chapter 8).
+"""Switching heads off: one API, two strategies (chapters 8 and 19).
 
-A head's output reaches the rest of the model only through the attention's output projection:
-``out_proj`` receives the H heads' outputs side by side, (N, S, H*D), head ``h`` in features
-``h*D .. (h+1)*D - 1`` (:func:`attnbook.mha.merge_heads`). A forward pre-hook on ``out_proj`` can
-therefore replace one head's D features and leave everything else as it was — no core module is
-edited. Two replacements:
+Every measurement of what heads are worth starts from ``metric(heads) -> float``: the model's
+score with a set of heads switched off together. :func:`metric_function` builds one from any
+``evaluate(model, head_mask) -> float`` by one of two strategies:
 
-* **zero ablation**: the head's output becomes 0 (the same as ``head_mask`` = 0, and as deleting
-  the head's D columns of ``out_proj``);
-* **mean ablation**: the head's output becomes its *mean* over a reference set of sentences and
-  positions. The head then still adds its average contribution, so what is lost is only what it
-  says about *this* sentence — not the constant offset that the layers after it were trained
-  to expect.
+* ``by="mask"`` — the model's own ``head_mask`` (layers, H): 1 keeps a head, 0 multiplies its
+  weights by 0. Needs nothing but a forward that accepts ``head_mask`` (the detective's
+  ``run``, :class:`~attnbook.lab.lab_model.LabModel`); zero ablation only.
+* ``by="hook"`` — a forward pre-hook on each attention's ``out_proj`` replaces the head's
+  output there (:func:`ablated`), no core module edited; works on any
+  :class:`~attnbook.mha.MultiHeadAttention`, also with *mean* ablation: the head's output
+  becomes its mean over a reference batch (:func:`head_means`), so that what is lost is only
+  what it says about *this* sentence — not the constant offset the layers after it were trained
+  to expect. ``evaluate`` then receives ``head_mask=None``.
 
-One head at a time cannot tell a head that does nothing (*dead*) from one whose job another head
-also does (*redundant*): both cost nothing alone. :func:`greedy_removal` removes heads together,
-and :func:`joint_contributions` asks of each head what it adds to the set removed with it.
-These two are pure functions of an ``accuracy_of(heads) -> float``, so they are tested on
-hand-made accuracies; :func:`accuracy_function` makes one from a model and a batch.
+Zero ablation is the same by either strategy: ``out_proj`` receives the H heads' outputs side by
+side, (N, S, H*D), head ``h`` in features ``h*D .. (h+1)*D - 1``
+(:func:`attnbook.mha.merge_heads`), and a head whose weights are 0 outputs 0 there.
+:func:`accuracy_function` is :func:`metric_function` with the detective's pointer accuracy,
+:func:`masked_accuracy` an ``evaluate`` for a :class:`~attnbook.lab.lab_model.LabModel`'s scored
+positions, and :func:`accuracy_with_heads_off` one measurement by the mask. What the metric says
+about heads — costs alone, in pairs, removed together; needed, redundant or dead — is in
+:mod:`attnbook.interp.redundancy`.
 
 :func:`erase_tokens` removes tokens instead of heads: the token becomes padding, and padding is
 masked as a key, so no head can read it while every other token keeps its position.
 
-A head is named by a pair ``(layer, head index)``: layer ``l`` is the ``l``-th
-:class:`~attnbook.mha.MultiHeadAttention` in ``model.modules()`` order (for the detective, encoder
-block ``l``).
+A head is named by a pair ``(layer, head index)``: layer ``l`` is the ``l``-th attention of the
+model (for the hooks, the ``l``-th :class:`~attnbook.mha.MultiHeadAttention` in
+``model.modules()`` order; for the detective, encoder block ``l``).
 
-Shape legend: N batch, S sentence length, H heads, D head size, E = H*D.
+Shape legend: N batch, S sentence length, L positions, H heads, D head size, E = H*D.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from itertools import combinations
+from typing import Literal
 
 import torch
 from torch import Tensor, nn
 
+from attnbook.lab.lab_model import IGNORE
 from attnbook.mha import MultiHeadAttention
 from attnbook.models.detective import pointer_accuracy
 from attnbook.tasks.coref import Batch
 
 __all__ = [
     "attention_modules",
+    "head_shape",
     "replace_head",
     "ablated",
     "head_means",
+    "head_mask",
+    "metric_function",
     "accuracy_function",
-    "single_head_costs",
-    "greedy_removal",
-    "joint_contributions",
-    "pair_costs",
-    "head_verdicts",
+    "masked_accuracy",
+    "accuracy_with_heads_off",
     "erase_tokens",
 ]
 
-
-# Accuracies are float32 fractions of whole sentences (k / N); comparisons against a threshold
-# allow this much rounding, so that losing exactly a threshold's worth of sentences counts as
-# reaching it on every machine. It is far below 1 / N for any N the book uses.
-_ROUNDING = 1e-6
+Head = tuple[int, int]
+# evaluate(model, head_mask (layers, H) or None) -> float, higher is better
+Evaluate = Callable[[nn.Module, Tensor | None], float]
+Strategy = Literal["mask", "hook"]
 
 
 def attention_modules(model: nn.Module) -> list[MultiHeadAttention]:
@@ -71,6 +73,19 @@ def attention_modules(model: nn.Module) -> list[MultiHeadAttention]:
     if not found:
         raise ValueError(f"model has no attnbook MultiHeadAttention; got {type(model).__name__}")
     return found
+
+
+def head_shape(model: nn.Module) -> tuple[int, int]:
+    """``(layers, H)``: from ``config.num_layers`` and ``config.num_heads`` (a
+    :class:`~attnbook.lab.lab_model.LabModel`) or ``config.nhead`` (the detective)."""
+    config = getattr(model, "config", None)
+    heads = getattr(config, "num_heads", getattr(config, "nhead", None))
+    if config is None or not hasattr(config, "num_layers") or heads is None:
+        raise TypeError(
+            f"model must have config.num_layers and config.num_heads (a LabModel) or "
+            f"config.nhead; got {type(model).__name__}"
+        )
+    return int(config.num_layers), int(heads)
 
 
 def replace_head(x: Tensor, head: int, num_heads: int, value: Tensor | float = 0.0) -> Tensor:
@@ -200,168 +215,112 @@ def head_means(model: nn.Module, batch: Batch) -> Tensor:
     )  # (layers, H, D)
 
 
-def accuracy_function(
-    model: nn.Module, batch: Batch, means: Tensor | None = None
-) -> Callable[[Iterable[tuple[int, int]]], float]:
-    """``accuracy_of(heads)``: the pointer accuracy on ``batch`` with ``heads`` ablated together
-    (zero ablation, or mean ablation with ``means``). Results are cached by the set of heads."""
-    cache: dict[frozenset[tuple[int, int]], float] = {}
+def head_mask(
+    shape: tuple[int, int], heads: Iterable[Head], device: torch.device | str | None = None
+) -> Tensor:
+    """The ``head_mask`` (layers, H) that switches ``heads`` off: 0 on them, 1 elsewhere.
 
-    def accuracy_of(heads: Iterable[tuple[int, int]]) -> float:
+    Raises ``ValueError`` for a head outside ``shape``.
+    """
+    layers, H = shape
+    mask = torch.ones(layers, H, device=device)
+    for layer, h in heads:
+        if not (0 <= layer < layers and 0 <= h < H):
+            raise ValueError(
+                f"head ({layer}, {h}) is outside the model's (layers, H) = {(layers, H)}"
+            )
+        mask[layer, h] = 0.0
+    return mask
+
+
+def metric_function(
+    model: nn.Module, evaluate: Evaluate, by: Strategy = "mask", means: Tensor | None = None
+) -> Callable[[Iterable[Head]], float]:
+    """``metric(heads)``: ``evaluate`` with the listed heads switched off together.
+
+    Args:
+        model: with ``by="mask"``, a model :func:`head_shape` can read; with ``by="hook"``, one
+            built from attnbook attention (:func:`attention_modules`).
+        evaluate: ``evaluate(model, head_mask) -> float``; it receives the (layers, H) mask
+            (``by="mask"``, every head 1 when none is off) or ``None`` (``by="hook"``: the
+            heads are off through :func:`ablated` while it runs).
+        by: the strategy, ``"mask"`` or ``"hook"`` (see the module's docstring).
+        means: ``by="hook"`` only: (layers, H, D) from :func:`head_means` for mean ablation;
+            ``None`` for zero ablation.
+
+    Runs in eval mode without gradients and restores the model's mode; results are cached by
+    the set of heads. Raises ``ValueError`` for a head the model does not have.
+    """
+    if by not in ("mask", "hook"):
+        raise ValueError(f'by must be "mask" or "hook"; got {by!r}')
+    if by == "mask" and means is not None:
+        raise ValueError('mean ablation needs by="hook": a head mask can only multiply by 0')
+    if by == "mask":
+        shape = head_shape(model)
+        first = next(model.parameters(), None)
+        device = None if first is None else first.device
+    else:
+        modules = attention_modules(model)
+    cache: dict[frozenset[Head], float] = {}
+
+    def metric(heads: Iterable[Head]) -> float:
         key = frozenset(heads)
+        mask = head_mask(shape, key, device) if by == "mask" else None
+        if by == "hook":
+            _check_heads(modules, key)
         if key not in cache:
             was_training = model.training
             model.eval()
             try:
-                with torch.no_grad(), ablated(model, key, means):
-                    logits, _ = model.run(batch)
+                with torch.no_grad():
+                    if by == "mask":
+                        cache[key] = float(evaluate(model, mask))
+                    else:
+                        with ablated(model, key, means):
+                            cache[key] = float(evaluate(model, None))
             finally:
                 model.train(was_training)
-            cache[key] = pointer_accuracy(logits, batch.target)
         return cache[key]
 
-    return accuracy_of
+    return metric
 
 
-def single_head_costs(
-    accuracy_of: Callable[[Iterable[tuple[int, int]]], float], shape: tuple[int, int]
-) -> Tensor:
-    """Accuracy lost when each head alone is ablated; (layers, H) for ``shape`` = (layers, H)."""
-    full = accuracy_of([])
-    layers, H = shape
-    return torch.tensor([[full - accuracy_of([(l, h)]) for h in range(H)] for l in range(layers)])
+def accuracy_function(
+    model: nn.Module, batch: Batch, means: Tensor | None = None, by: Strategy = "hook"
+) -> Callable[[Iterable[Head]], float]:
+    """``accuracy_of(heads)``: the detective's pointer accuracy on ``batch`` with ``heads``
+    switched off together — by hooks (zero ablation, or mean ablation with ``means``) or by
+    the head mask (``by="mask"``). Results are cached by the set of heads."""
+
+    def evaluate(model: nn.Module, mask: Tensor | None) -> float:
+        logits, _ = model.run(batch, head_mask=mask)  # no weights needed: the fast path
+        return pointer_accuracy(logits, batch.target)
+
+    return metric_function(model, evaluate, by, means)
 
 
-def greedy_removal(
-    candidates: Sequence[tuple[int, int]],
-    accuracy_of: Callable[[Iterable[tuple[int, int]]], float],
-    tolerance: float = 0.01,
-    costs: Mapping[tuple[int, int], float] | None = None,
-    rng: random.Random | None = None,
-) -> list[tuple[int, int]]:
-    """Remove heads together, greedily, while the accuracy stays within ``tolerance`` of intact.
+def masked_accuracy(batch: tuple[Tensor, Tensor]) -> Evaluate:
+    """``evaluate(model, head_mask)``: the accuracy on ``batch = (tokens (N, L), targets (N, L))``
+    over the scored positions (targets other than ``IGNORE``), with ``head_mask`` applied."""
+    tokens, targets = batch
+    if tokens.shape != targets.shape:
+        raise ValueError(
+            f"tokens and targets must have one shape (N, L); got {tuple(tokens.shape)} "
+            f"and {tuple(targets.shape)}"
+        )
+    scored = targets != IGNORE
 
-    Goes through ``candidates`` once and keeps each head out if the set removed so far plus this
-    head loses at most ``tolerance`` against no head removed. Greedy: the result depends on the
-    order, and it need not be the largest such set — finding that would mean trying all 2^n
-    subsets.
+    def evaluate(model: nn.Module, head_mask: Tensor | None) -> float:
+        logits, _ = model(tokens, head_mask=head_mask)  # (N, L, C)
+        return float((logits.argmax(-1)[scored] == targets[scored]).float().mean())
 
-    Args:
-        candidates: the heads to try.
-        accuracy_of: the accuracy with a set of heads ablated together (:func:`accuracy_function`).
-        tolerance: the accuracy the removed set may lose.
-        costs: if given, each candidate's cost alone; the candidates are then tried cheapest
-            first. Equal costs (many heads cost exactly 0) leave the order open: without ``rng``
-            ties keep the order of ``candidates``; with ``rng`` they are shuffled by it.
-        rng: a ``random.Random`` that breaks ties in ``costs`` (or, without ``costs``,
-            shuffles all candidates), so that several orders can be compared.
-
-    Returns:
-        The heads removed, in the order they were taken.
-    """
-    if tolerance < 0:
-        raise ValueError(f"tolerance must be >= 0; got {tolerance}")
-    order = list(candidates)
-    if costs is not None and (missing := [h for h in order if h not in costs]):
-        raise ValueError(f"costs has no entry for the candidates {missing}")
-    if rng is not None:
-        rng.shuffle(order)
-    if costs is not None:
-        order.sort(key=lambda head: float(costs[head]))  # stable: ties keep the order so far
-    full = accuracy_of([])
-    removed: list[tuple[int, int]] = []
-    for head in order:
-        if full - accuracy_of([*removed, head]) <= tolerance + _ROUNDING:
-            removed.append(head)
-    return removed
+    return evaluate
 
 
-def pair_costs(
-    heads: Sequence[tuple[int, int]], accuracy_of: Callable[[Iterable[tuple[int, int]]], float]
-) -> dict[tuple[tuple[int, int], tuple[int, int]], tuple[float, float]]:
-    """For every pair of ``heads``: the accuracy lost with both ablated, and its *excess* over
-    the two heads' losses alone, ``cost(a, b) - cost(a) - cost(b)``.
-
-    A large excess means the two cover for each other (each does what the other would); an
-    excess near 0 means their effects simply add up.
-
-    Returns:
-        ``{(a, b): (cost together, excess)}`` for each of the n(n-1)/2 pairs, in
-        ``itertools.combinations`` order.
-    """
-    full = accuracy_of([])
-    alone = {head: full - accuracy_of([head]) for head in heads}
-    out = {}
-    for a, b in combinations(heads, 2):
-        together = full - accuracy_of([a, b])
-        out[a, b] = (together, together - alone[a] - alone[b])
-    return out
-
-
-def joint_contributions(
-    heads: Iterable[tuple[int, int]],
-    removed: Sequence[tuple[int, int]],
-    accuracy_of: Callable[[Iterable[tuple[int, int]]], float],
-) -> dict[tuple[int, int], float]:
-    """What each head adds when the heads in ``removed`` are gone.
-
-    For a head in ``removed``: the accuracy regained by putting it back alone,
-    ``accuracy_of(removed - {head}) - accuracy_of(removed)``. For a head not in ``removed``: the
-    accuracy lost by removing it as well, ``accuracy_of(removed) - accuracy_of(removed + {head})``.
-    A head that costs nothing alone but contributes here is *redundant* (another head covered for
-    it); a removed head that contributes nothing is *dead* on this data (:func:`head_verdicts`).
-    """
-    base = accuracy_of(removed)
-    gone = set(removed)
-    out = {}
-    for head in heads:
-        if head in gone:
-            out[head] = accuracy_of([h for h in removed if h != head]) - base
-        else:
-            out[head] = base - accuracy_of([*removed, head])
-    return out
-
-
-def head_verdicts(
-    alone: Tensor,
-    removed: Sequence[tuple[int, int]],
-    joint: dict[tuple[int, int], float],
-    harmless: float = 0.005,
-) -> dict[tuple[int, int], str]:
-    """Call each head ``"needed"``, ``"redundant"`` or ``"dead"``.
-
-    Args:
-        alone: (layers, H) each head's accuracy cost when it alone is ablated
-            (:func:`single_head_costs`).
-        removed: the heads removed together (:func:`greedy_removal`).
-        joint: the :func:`joint_contributions` to ``removed`` of every head that is harmless
-            alone.
-        harmless: a cost below this is "nothing" (the book: half a point).
-
-    A head is *needed* if it alone costs ``harmless`` or more. A head that costs less alone is
-    judged by its joint contribution only: *dead* if it is below ``harmless`` (putting it back
-    regains less, or removing it as well loses less), *redundant* otherwise — it matters once
-    the others are gone. ``removed`` is not consulted beyond ``joint``; it is kept so that the
-    call reads like the procedure.
-
-    Returns:
-        A verdict for every (layer, head), in order.
-    """
-    if alone.dim() != 2:
-        raise ValueError(f"alone must have shape (layers, H); got {tuple(alone.shape)}")
-    verdicts = {}
-    for layer in range(alone.size(0)):
-        for h in range(alone.size(1)):
-            head = (layer, h)
-            if float(alone[layer, h]) >= harmless - _ROUNDING:
-                verdicts[head] = "needed"
-            elif head not in joint:
-                raise ValueError(f"joint has no contribution for the harmless head {head}")
-            elif joint[head] < harmless - _ROUNDING:
-                verdicts[head] = "dead"
-            else:
-                verdicts[head] = "redundant"
-    return verdicts
+def accuracy_with_heads_off(model: nn.Module, batch: Batch, off: Iterable[Head]) -> float:
+    """The detective's pointer accuracy with the (layer, head) pairs ``off`` switched off by
+    ``head_mask``: one measurement of :func:`accuracy_function` with ``by="mask"``."""
+    return accuracy_function(model, batch, by="mask")(off)
 
 
 def erase_tokens(batch: Batch, where: Tensor, pad_id: int = 0) -> Batch:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from attnbook.interp.heads import mean_row_entropy
+from attnbook.interp.head_stats import head_entropy
 from attnbook.tasks.probes import SimilarityPair
 
 __all__ = [
@@ -140,7 +140,7 @@ def row_entropy(weights: Sequence[Tensor] | Tensor, attention_mask: Tensor) -> T
     """Each head's row entropy in nats, averaged over real queries; (Y, H)."""
     w = stack_weights(weights)
     padding = ~_real(w, attention_mask)
-    return torch.stack([mean_row_entropy(layer, padding) for layer in w])  # (Y, H)
+    return head_entropy(w, padding)  # (Y, H)
 
 
 def head_statistics(

@@ -1,6 +1,6 @@
 """Decoding the lab model one position at a time, with a key/value cache that can forget.
 
-A causal :class:`~attnbook.lab.model.LabModel` can read a sequence one token at a time: each
+A causal :class:`~attnbook.lab.lab_model.LabModel` can read a sequence one token at a time: each
 step computes the newest position's query, key and value in every layer, keeps the keys and
 values in a :class:`KVCache`, and attends from the one query to everything cached. The cache is
 where the memory of generation goes, and the outlook chapter measures it from the tensors
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from attnbook.lab.attention import rotate
-from attnbook.lab.model import LabModel
+from attnbook.lab.lab_attention import rotate
+from attnbook.lab.lab_model import LabModel
 from attnbook.mha import merge_heads, split_heads
 
 __all__ = [
@@ -157,12 +157,12 @@ class KVCache:
 def decode_step(model: LabModel, token: Tensor, cache: KVCache) -> Tensor:
     """Feed one position (the next, ``cache.length``) through every layer, using the cache.
 
-    Re-implements :class:`~attnbook.lab.model.LabBlock`'s order (pre- or post-norm) with the
+    Re-implements :class:`~attnbook.lab.lab_model.LabBlock`'s order (pre- or post-norm) with the
     block's own submodules, for one query over the cached keys. Only what a causal lab model
     without per-head windows, dropout or padding uses is supported.
 
     Args:
-        model: a causal :class:`~attnbook.lab.model.LabModel` in eval mode.
+        model: a causal :class:`~attnbook.lab.lab_model.LabModel` in eval mode.
         token: (N,) integer ids of the newest position.
         cache: updated in place.
 

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attnbook.lab.model import IGNORE
+from attnbook.lab.lab_model import IGNORE
 
 __all__ = [
     "attention_transfer_loss",
@@ -258,7 +258,7 @@ def head_output_share(model: nn.Module, tokens: Tensor) -> Tensor:
     """Each head's share of its layer's attention output, (layers, H), rows summing to 1.
 
     A forward pre-hook on every block's ``attn.out_proj`` (a
-    :class:`~attnbook.lab.model.LabModel`) sees the heads' outputs side by side, (N, L, H·D);
+    :class:`~attnbook.lab.lab_model.LabModel`) sees the heads' outputs side by side, (N, L, H·D);
     head h's contribution is its slice times its columns of ``out_proj``. The share is the mean
     norm of that contribution over positions, divided by the sum over the layer's heads — how
     much of what attention writes comes from each head.

@@ -2,7 +2,7 @@
 
 * :mod:`~attnbook.models.handbuilt` — chapter 1: hand-built features, no training;
 * :mod:`~attnbook.models.projections` — chapter 1: the same lookup with learned W_Q, W_K, W_V;
-* :mod:`~attnbook.models.lookup` — chapter 3: one attention layer for the lookup task;
+* :mod:`~attnbook.models.lookup_model` — chapter 3: one attention layer for the lookup task;
 * :mod:`~attnbook.models.seq2seq` — chapter 5 (its last section): a complete encoder-decoder with a key/value cache;
 * :mod:`~attnbook.models.detective` — chapters 6-8: the pointer model and its training recipe;
 * :mod:`~attnbook.models.toy` — chapter 10: one layer of exact, local or linear attention;

@@ -1,17 +1,17 @@
 """Figures (pure functions: tensors in, a matplotlib figure out) and the views that wrap them.
 
 * :mod:`~attnbook.viz.charts` — heat-maps, bars, masks, the steps of attention;
-* :mod:`~attnbook.viz.heads` — one head, a layers x heads grid, a line view;
+* :mod:`~attnbook.viz.head_plots` — one head, a layers x heads grid, a line view;
 * :mod:`~attnbook.viz.diagrams` — architecture diagrams: attention, heads, the blocks (chapters 2–5);
-* :mod:`~attnbook.viz.transformer` — positional encodings and gradient norms (chapter 5);
-* :mod:`~attnbook.viz.efficient` — scaling plots and tile maps (chapters 9-10);
+* :mod:`~attnbook.viz.transformer_plots` — positional encodings and gradient norms (chapter 5);
+* :mod:`~attnbook.viz.efficient_plots` — scaling plots and tile maps (chapters 9-10);
 * :mod:`~attnbook.viz.style` — the book's figure style, alt text, and the one PNG renderer;
 * :mod:`~attnbook.viz.web` — figure switchers as HTML views (no kernel, no widget manager);
 * :mod:`~attnbook.viz.attention_view` — the hover view of attention, drawn in the browser;
 * :mod:`~attnbook.viz.explorer` — the head explorer, static and live;
 * :mod:`~attnbook.viz.fonts` — a CJK font for Chinese labels;
 * :mod:`~attnbook.viz.pointer` — a pointer over sentences (summarisation);
-* :mod:`~attnbook.viz.patches` — maps over an image's patches, a position-similarity grid (vision).
+* :mod:`~attnbook.viz.patch_plots` — maps over an image's patches, a position-similarity grid (vision).
 
 The chart functions are also importable from here: ``from attnbook import viz;
 viz.heatmap(...)``.

@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 
 from attnbook.i18n import tr
-from attnbook.viz.heads import HEAD_COLORS
+from attnbook.viz.head_plots import HEAD_COLORS
 from attnbook.viz.web import HTMLView, element_id, view_html
 
 __all__ = [

@@ -22,7 +22,7 @@ from torch import Tensor
 from attnbook.i18n import tr
 from attnbook.tasks.vocab import Vocabulary, join_tokens, tokenize
 from attnbook.viz.attention_view import attention_views
-from attnbook.viz.heads import attention_lines, head_grid, head_heatmap
+from attnbook.viz.head_plots import attention_lines, head_grid, head_heatmap
 from attnbook.viz.style import render_png
 from attnbook.viz.web import HTMLView
 

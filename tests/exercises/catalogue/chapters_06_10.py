@@ -9,7 +9,8 @@ import torch.nn.functional as F
 
 from attnbook.efficient import chunked_attention, linear_attention, online_softmax_merge
 from attnbook.interp.ablation import replace_head
-from attnbook.interp.heads import mean_row_entropy, name_action_weight, pronoun_hits
+from attnbook.interp.coref_heads import name_action_weight, pronoun_hits
+from attnbook.interp.head_stats import head_entropy
 
 from .. import test_ch06_training as t06
 from .. import test_ch07_seeing_heads as t07
@@ -164,7 +165,9 @@ add(
         None,
     )
 )
-MISTAKES.extend(generic("check_head_entropy", t08.book_solution, library=mean_row_entropy))
+MISTAKES.extend(
+    generic("check_head_entropy", t08.book_solution, library=lambda w, m: head_entropy([w], m)[0])
+)
 REPLACE_SAYS = {
     "counted from 0": "heads are counted from 0: head h starts at h*D",
     "must return shape": SHAPE,

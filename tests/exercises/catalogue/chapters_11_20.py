@@ -8,13 +8,13 @@ import torch
 import torch.nn.functional as F
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.diagnose.ablation import dead_heads
-from attnbook.diagnose.heads import head_entropy
 from attnbook.exercises.ch16_pretrained import reference_mean_pool
+from attnbook.interp.head_stats import head_entropy
+from attnbook.interp.redundancy import dead_heads
 from attnbook.interp.roles import candidate_choice, hit_rate, offset_weight
 from attnbook.interp.rollout import attention_rollout
-from attnbook.lab.attention import rotate
 from attnbook.lab.decoding import kv_cache_bytes
+from attnbook.lab.lab_attention import rotate
 from attnbook.lab.tuning import distillation_loss, head_diversity_penalty
 from attnbook.models.vit import patchify
 from attnbook.tasks.stories import PLACES, last_place_rule, supporting_share

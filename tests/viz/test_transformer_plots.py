@@ -7,7 +7,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from attnbook import sinusoidal_encoding  # noqa: E402
-from attnbook.viz import transformer as tviz
+from attnbook.viz import transformer_plots as tviz
 from attnbook.viz.style import CONTENT_WIDTH, MIN_TEXT_PX, alt_text, render_png
 
 TABLE = sinusoidal_encoding(12, 8)

@@ -1,10 +1,12 @@
-"""Measuring what heads do, in the manner of Clark et al. (2019), Voita et al. (2019) and
-Michel et al. (2019): where each head's weight goes, how spread out it is, and how much the
-model's accuracy drops when the head is switched off.
+"""What the detective's heads do, in the manner of Clark et al. (2019) and Voita et al. (2019):
+where each head's weight goes on a coreference sentence — the pronoun's row, the antecedent,
+the token before or after, punctuation (chapters 7-8).
 
-Every function takes the attention weights as the encoder returns them — one (N, H, S, S)
-tensor per layer — and a :class:`attnbook.tasks.coref.Batch`, and returns one number per head, as a
-(layers, H) tensor.
+The functions take the attention weights as the encoder returns them — one (N, H, S, S) tensor
+per layer — and a :class:`attnbook.tasks.coref.Batch`, and return one number per head, a
+(layers, H) tensor (or (H,) for one layer). Statistics that need no task (entropy, the largest
+weight, a sink's share) are in :mod:`attnbook.interp.head_stats`; what the accuracy loses when
+heads are switched off is in :mod:`attnbook.interp.ablation`.
 
 Shape legend: N batch, H heads, S sentence length.
 """
@@ -16,21 +18,17 @@ from collections.abc import Iterable, Sequence
 import torch
 from torch import Tensor, nn
 
-from attnbook.models.detective import pointer_accuracy
+from attnbook.interp.head_stats import head_entropy
 from attnbook.tasks.coref import Batch
 
 __all__ = [
     "attention_of",
     "pronoun_rows",
     "pronoun_hits",
-    "mean_row_entropy",
+    "name_action_weight",
     "antecedent_hits",
     "pronoun_mass",
     "head_roles",
-    "head_entropy",
-    "accuracy_with_heads_off",
-    "head_importance",
-    "prune_curve",
 ]
 
 
@@ -62,18 +60,6 @@ def pronoun_hits(weights: Tensor, pronoun: Tensor, antecedent: Tensor) -> Tensor
     return (rows.argmax(-1) == antecedent[:, None]).float().mean(0)  # (H,)
 
 
-def mean_row_entropy(weights: Tensor, key_padding_mask: Tensor) -> Tensor:
-    """Each head's row entropy (nats) averaged over the real query positions of all sentences,
-    for one layer (N, H, S, S) and its padding mask (N, S), ``True`` on padding; (H,).
-
-    A weight of 0 contributes 0 (the limit of p log p), not NaN.
-    """
-    plogp = torch.where(weights > 0, weights * weights.clamp_min(1e-30).log(), 0.0)
-    rows = -plogp.sum(-1)  # (N, H, S)
-    real = (~key_padding_mask).to(weights.dtype)[:, None, :]  # (N, 1, S)
-    return (rows * real).sum((0, 2)) / real.sum((0, 2))  # (H,)
-
-
 def name_action_weight(weights: Tensor, names: Tensor, actions: Tensor) -> Tensor:
     """For each head of one layer (N, H, S, S), the mean weight from each name to its own
     action: ``names`` and ``actions`` (N, P) hold the positions of the P people's names and of
@@ -95,13 +81,6 @@ def antecedent_hits(weights: Sequence[Tensor], batch: Batch) -> Tensor:
     """For each head, the fraction of sentences whose pronoun row peaks on the antecedent."""
     return torch.stack(
         [pronoun_hits(w, batch.pronoun, batch.target) for w in weights]
-    )  # (layers, H)
-
-
-def head_entropy(weights: Sequence[Tensor], batch: Batch) -> Tensor:
-    """Mean entropy (nats) of each head's rows over real query positions; (layers, H)."""
-    return torch.stack(
-        [mean_row_entropy(w, batch.key_padding_mask) for w in weights]
     )  # (layers, H)
 
 
@@ -141,42 +120,5 @@ def head_roles(
         "self": diagonal(0),
         "delimiters": mean_over_queries((w * delimiters[None, :, None, None, :]).sum(-1)),
         "antecedent": pronoun_mass(weights, batch, target),
-        "entropy": head_entropy(weights, batch),
+        "entropy": head_entropy(weights, batch),  # nats, the real queries
     }
-
-
-def accuracy_with_heads_off(
-    model: nn.Module, batch: Batch, off: Iterable[tuple[int, int]]
-) -> float:
-    """Pointer accuracy with the given (layer, head) pairs switched off by ``head_mask``."""
-    config = model.config
-    mask = torch.ones(config.num_layers, config.nhead, device=batch.tokens.device)
-    for layer, head in off:
-        mask[layer, head] = 0
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
-        logits, _ = model.run(batch, head_mask=mask)  # no weights needed: the fast path
-    model.train(was_training)
-    return pointer_accuracy(logits, batch.target)
-
-
-def head_importance(model: nn.Module, batch: Batch) -> Tensor:
-    """Accuracy lost when each head alone is switched off; (layers, H)."""
-    full = accuracy_with_heads_off(model, batch, [])
-    config = model.config
-    return torch.tensor(
-        [
-            [
-                full - accuracy_with_heads_off(model, batch, [(layer, head)])
-                for head in range(config.nhead)
-            ]
-            for layer in range(config.num_layers)
-        ],
-        device=batch.tokens.device,
-    )
-
-
-def prune_curve(model: nn.Module, batch: Batch, order: Sequence[tuple[int, int]]) -> list[float]:
-    """Accuracy after switching off the first k heads of ``order``, for k = 0 .. len(order)."""
-    return [accuracy_with_heads_off(model, batch, order[:k]) for k in range(len(order) + 1)]

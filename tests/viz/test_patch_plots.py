@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from attnbook.viz.patches import patch_maps, similarity_grid
+from attnbook.viz.patch_plots import patch_maps, similarity_grid
 
 IMAGE = torch.rand(8, 8, generator=torch.Generator().manual_seed(0))
 

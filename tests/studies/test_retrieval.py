@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from attnbook.efficient.retrieval import (
+from attnbook.models.toy import ToyConfig, ToyModel
+from attnbook.studies.retrieval import (
     RetrievalConfig,
     retrieval_sweep,
     retrieval_test_set,
@@ -11,7 +12,6 @@ from attnbook.efficient.retrieval import (
     weight_on_answer,
     weight_profile,
 )
-from attnbook.models.toy import ToyConfig, ToyModel
 
 TINY = RetrievalConfig(
     items=4, num_keys=8, num_values=4, embed_dim=16, steps=4, eval_every=2, test_size=64

@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from attnbook.diagnose.monitors import FLOAT16_MAX, GradientMonitor, LogitMonitor
-from attnbook.lab.attention import LabAttention
-from attnbook.lab.model import LabConfig, LabModel, lab_loss
+from attnbook.lab.lab_attention import LabAttention
+from attnbook.lab.lab_model import LabConfig, LabModel, lab_loss
 from attnbook.train import TrainConfig, fit
+from attnbook.train_monitors import FLOAT16_MAX, GradientMonitor, LogitMonitor
 
 
 def small(**changes) -> LabModel:

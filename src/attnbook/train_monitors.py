@@ -5,7 +5,7 @@ Both attach hooks to an existing model — nothing in the model or in
 backward pass (gradients). Use them as context managers, or call ``.remove()`` when done.
 
 * :class:`LogitMonitor` — a forward hook on every
-  :class:`~attnbook.lab.attention.AttentionLogits` module records the largest ``|score|`` of
+  :class:`~attnbook.lab.lab_attention.AttentionLogits` module records the largest ``|score|`` of
   each head in each forward pass: the scores that grow without bound before a softmax
   saturates, or that overflow float16 (largest finite value 65504, :data:`FLOAT16_MAX`).
 * :class:`GradientMonitor` — a hook on every parameter
@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from attnbook.lab.attention import AttentionLogits
+from attnbook.lab.lab_attention import AttentionLogits
 
 __all__ = ["FLOAT16_MAX", "GradientMonitor", "LogitMonitor"]
 
@@ -56,8 +56,8 @@ class LogitMonitor(_Hooks):
     the softmax) is still reported by :meth:`peak` and :meth:`overflowed`.
 
     Args:
-        model: a module containing :class:`~attnbook.lab.attention.AttentionLogits` modules
-            (every :class:`~attnbook.lab.attention.LabAttention` has one), hooked in the order
+        model: a module containing :class:`~attnbook.lab.lab_attention.AttentionLogits` modules
+            (every :class:`~attnbook.lab.lab_attention.LabAttention` has one), hooked in the order
             of ``model.named_modules()``.
 
     Attributes:

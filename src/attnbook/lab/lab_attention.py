@@ -20,7 +20,7 @@ outlook chapters change:
 * ``dropout``: attention dropout on the weights, in training mode only.
 
 The scores pass through :class:`AttentionLogits`, an identity module, just before the masks
-and the softmax, so that a forward hook (:class:`attnbook.diagnose.monitors.LogitMonitor`) can
+and the softmax, so that a forward hook (:class:`attnbook.train_monitors.LogitMonitor`) can
 watch them without changing this code.
 
 Shape legend: N batch, L length, E embedding size, H query heads, K key/value heads

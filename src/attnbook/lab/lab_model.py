@@ -2,7 +2,7 @@
 
 :class:`LabModel` embeds tokens, adds absolute positions (``"learned"`` or ``"sinusoidal"``) or
 leaves positions to the attention (``"rotary"``, ``"alibi"``, ``"none"``), runs
-``num_layers`` blocks of :class:`~attnbook.lab.attention.LabAttention` and a feed-forward network
+``num_layers`` blocks of :class:`~attnbook.lab.lab_attention.LabAttention` and a feed-forward network
 (:class:`attnbook.blocks.FeedForward`) with the layer norm before (``"pre"``) or after
 (``"post"``) each residual branch, and predicts one class per position. Targets of
 ``IGNORE`` (-100) are not scored, as in :func:`torch.nn.functional.cross_entropy`.
@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attnbook.blocks import FeedForward
-from attnbook.lab.attention import LabAttention
+from attnbook.lab.lab_attention import LabAttention
 from attnbook.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 __all__ = ["IGNORE", "LabConfig", "LabBlock", "LabModel", "lab_loss", "lab_accuracy"]

@@ -4,7 +4,7 @@ position-only control, occlusion, rank correlation, grid distances and cosine si
 import pytest
 import torch
 
-from attnbook.interp.patches import (
+from attnbook.interp.image_patches import (
     cls_attention,
     cosine_similarity,
     grid_distance,

@@ -1,8 +1,8 @@
-"""The plotting functions of attnbook.viz.efficient return labelled figures."""
+"""The plotting functions of attnbook.viz.efficient_plots return labelled figures."""
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from attnbook.viz.efficient import scaling_plot, tile_map  # noqa: E402
+from attnbook.viz.efficient_plots import scaling_plot, tile_map  # noqa: E402
 from attnbook.viz.style import CONTENT_WIDTH, MIN_TEXT_PX, render_png
 
 

@@ -14,8 +14,8 @@ their own per item: at most D items per head of size D.
 
 Shape legend: N test examples, P items, H heads, L = P + 1 positions (the items, then the query).
 
-Not exported from :mod:`attnbook.efficient` (it trains a :mod:`attnbook.models.toy` model,
-which itself imports the attention kernels of this package): import it from here.
+A study, not a kernel: it trains a :mod:`attnbook.models.toy` model, which itself imports the
+attention kernels of :mod:`attnbook.efficient`, so it lives apart from them.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from attnbook.lab.model import IGNORE
+from attnbook.lab.lab_model import IGNORE
 
 __all__ = ["recall", "recall_sizes", "shift", "local_global", "FixedPool"]
 

@@ -3,18 +3,16 @@
 import pytest
 import torch
 
-from attnbook.diagnose.ablation import (
+from attnbook.interp.ablation import head_shape, masked_accuracy, metric_function
+from attnbook.interp.head_stats import head_entropy
+from attnbook.interp.redundancy import (
     dead_heads,
-    head_shape,
     joint_ablation,
-    masked_accuracy,
-    metric_function,
     pair_effects,
     reinitialise_heads,
     single_head_effects,
 )
-from attnbook.diagnose.heads import head_entropy
-from attnbook.lab.model import IGNORE, LabConfig, LabModel
+from attnbook.lab.lab_model import IGNORE, LabConfig, LabModel
 
 E, H, D = 16, 4, 4
 

@@ -3,12 +3,16 @@
 Every function takes the weights as models return them — one (N, H, L, S) tensor per layer, or
 one stacked (layers, N, H, L, S) tensor — and returns one number per head, (layers, H), averaged
 over the query rows that count: rows of padding queries (``key_padding_mask``, ``True`` =
-padding, the convention of :class:`torch.nn.MultiheadAttention`) and rows outside ``queries``
-are left out, and so are rows with no allowed key (all weights 0).
+padding, the convention of :class:`torch.nn.MultiheadAttention`; a
+:class:`~attnbook.tasks.coref.Batch` stands for its own ``key_padding_mask``) and rows outside
+``queries`` are left out, and so are rows with no allowed key (all weights 0). Each real query
+counts once, whatever its sentence's length. What the statistics mean for a task (where the
+detective's pronoun looks, the roles of chapter 7) is in :mod:`attnbook.interp.coref_heads`.
 
-* :func:`head_entropy` — the entropy of each row, in nats; ``normalise=True`` divides it by the
-  entropy of the uniform distribution over the row's allowed keys, so 1 means *uniform*
-  (diffuse attention) and 0 means *one key* (over-sharp attention);
+* :func:`head_entropy` — the entropy of each row, in nats (a weight of 0 adds 0, the limit of
+  p log p, not NaN); ``normalise=True`` divides it by the entropy of the uniform distribution
+  over the row's allowed keys, so 1 means *uniform* (diffuse attention) and 0 means *one key*
+  (over-sharp attention);
 * :func:`max_weight` — the largest weight of each row (1 = all weight on one key);
 * :func:`sink_share` — the weight on chosen keys (a ``[CLS]``, the first token…) that many
   heads use as a place to put weight when they have nothing to do (Xiao et al. 2024);
@@ -24,6 +28,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+from attnbook.tasks.coref import Batch
 
 __all__ = ["HeadReport", "head_entropy", "max_weight", "sink_share", "head_report", "stack_layers"]
 
@@ -43,13 +49,19 @@ def stack_layers(weights: Sequence[Tensor] | Tensor) -> Tensor:
         raise ValueError(
             f"weights must be (N, H, L, S) per layer or (layers, N, H, L, S); got {tuple(stacked.shape)}"
         )
-    return stacked.float()
+    # float32 for half precision (its sums lose too much); float64 stays float64
+    return stacked if stacked.dtype in (torch.float32, torch.float64) else stacked.float()
+
+
+def _padding(key_padding_mask: Tensor | Batch | None) -> Tensor | None:
+    return getattr(key_padding_mask, "key_padding_mask", key_padding_mask)
 
 
 def _rows(
-    w: Tensor, key_padding_mask: Tensor | None, queries: Tensor | None
+    w: Tensor, key_padding_mask: Tensor | Batch | None, queries: Tensor | None
 ) -> Tensor:  # (N, L) bool: rows that count
     _, N, _, L, S = w.shape
+    key_padding_mask = _padding(key_padding_mask)
     rows = w.sum(-1).gt(0).any(0).any(1)  # (N, L): some weight in some layer and head
     if key_padding_mask is not None:
         if key_padding_mask.shape != (N, S) or L != S:
@@ -75,7 +87,7 @@ def _average(per_row: Tensor, rows: Tensor) -> Tensor:
 
 def head_entropy(
     weights: Sequence[Tensor] | Tensor,
-    key_padding_mask: Tensor | None = None,
+    key_padding_mask: Tensor | Batch | None = None,
     queries: Tensor | None = None,
     *,
     normalise: bool = False,
@@ -85,7 +97,8 @@ def head_entropy(
 
     Args:
         weights: one (N, H, L, S) tensor per layer, or (layers, N, H, L, S).
-        key_padding_mask: (N, S) bool, ``True`` = padding: not a key the row could attend to.
+        key_padding_mask: (N, S) bool, ``True`` = padding: not a query to average over, nor a key
+            the row could attend to; or a :class:`~attnbook.tasks.coref.Batch` (its own).
         queries: (N, L) bool, the query rows to average over (default all real rows).
         normalise: divide each row's entropy by ``log`` of the number of keys it was allowed to
             attend to, so that 1 is uniform over them. The allowed keys are the keys that are not
@@ -96,7 +109,9 @@ def head_entropy(
     """
     w = stack_layers(weights)
     rows = _rows(w, key_padding_mask, queries)
-    entropy = -(w * w.clamp_min(1e-12).log()).sum(-1)  # (layers, N, H, L)
+    plogp = torch.where(w > 0, w * w.clamp_min(1e-30).log(), 0.0)
+    entropy = -plogp.sum(-1)  # (layers, N, H, L)
+    key_padding_mask = _padding(key_padding_mask)
     if normalise:
         _, N, H, L, S = w.shape
         keys = torch.ones(N, H, L, S, dtype=torch.bool, device=w.device)
@@ -117,7 +132,7 @@ def head_entropy(
 
 def max_weight(
     weights: Sequence[Tensor] | Tensor,
-    key_padding_mask: Tensor | None = None,
+    key_padding_mask: Tensor | Batch | None = None,
     queries: Tensor | None = None,
 ) -> Tensor:
     """Mean of each row's largest weight, per head: (layers, H), in [0, 1]."""
@@ -128,7 +143,7 @@ def max_weight(
 def sink_share(
     weights: Sequence[Tensor] | Tensor,
     sink: int | Tensor = 0,
-    key_padding_mask: Tensor | None = None,
+    key_padding_mask: Tensor | Batch | None = None,
     queries: Tensor | None = None,
 ) -> Tensor:
     """Mean weight each head puts on the sink keys, (layers, H).
@@ -176,7 +191,7 @@ class HeadReport:
 
 def head_report(
     weights: Sequence[Tensor] | Tensor,
-    key_padding_mask: Tensor | None = None,
+    key_padding_mask: Tensor | Batch | None = None,
     queries: Tensor | None = None,
     sink: int | Tensor = 0,
     allowed: Tensor | None = None,

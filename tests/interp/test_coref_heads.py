@@ -5,14 +5,10 @@ import math
 import pytest
 import torch
 
-from attnbook.interp.heads import (
-    accuracy_with_heads_off,
-    antecedent_hits,
-    head_entropy,
-    head_importance,
-    head_roles,
-    prune_curve,
-)
+from attnbook.interp.ablation import accuracy_with_heads_off
+from attnbook.interp.coref_heads import antecedent_hits, head_roles
+from attnbook.interp.head_stats import head_entropy
+from attnbook.interp.redundancy import head_importance, prune_curve
 from attnbook.models.detective import Detective, DetectiveConfig
 from attnbook.tasks.coref import Batch, CorefTask, Vocabulary, collate
 

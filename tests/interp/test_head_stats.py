@@ -5,8 +5,9 @@ import math
 import pytest
 import torch
 
-from attnbook.diagnose.heads import head_entropy, head_report, max_weight, sink_share
-from attnbook.lab.model import LabConfig, LabModel
+from attnbook.interp.head_stats import head_entropy, head_report, max_weight, sink_share
+from attnbook.lab.lab_model import LabConfig, LabModel
+from attnbook.tasks.coref import Batch
 
 
 def _weights(L=6):
@@ -81,3 +82,18 @@ def test_uniformity_counts_the_allowed_keys_not_the_keys_with_weight():
     assert head_entropy([w], queries=queries, normalise=True) < 0.9  # over all 4 keys: not uniform
     with pytest.raises(ValueError, match="allowed must broadcast"):
         head_entropy([w], normalise=True, allowed=torch.ones(3, 3, dtype=torch.bool))
+
+
+def test_a_batch_stands_for_its_own_key_padding_mask():
+    weights = torch.rand(3, 2, 5, 5).softmax(-1)
+    padding = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]])
+    zeros = torch.zeros(3, 5, dtype=torch.long)
+    batch = Batch(zeros, padding, zeros[:, 0], zeros[:, 0], padding)
+    assert torch.equal(head_entropy([weights], batch), head_entropy([weights], padding))
+
+
+def test_a_zero_weight_adds_nothing_to_the_entropy_and_float64_stays_float64():
+    one_hot = torch.zeros(1, 1, 3, 3, dtype=torch.float64)
+    one_hot[..., 0] = 1.0
+    out = head_entropy([one_hot])
+    assert out.dtype == torch.float64 and torch.equal(out, torch.zeros(1, 1, dtype=torch.float64))

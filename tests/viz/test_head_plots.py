@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest
 import torch
 
-from attnbook.viz.heads import (  # noqa: E402
+from attnbook.viz.head_plots import (  # noqa: E402
     HEAD_COLORS,
     QUERY_COLOR,
     attention_lines,
