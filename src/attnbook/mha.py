@@ -84,7 +84,8 @@ class MultiHeadAttention(nn.Module):
 
     Attributes:
         q_proj: E -> E.  k_proj: kdim -> K*D.  v_proj: vdim -> K*D.  out_proj: E -> E.
-        q_norm, k_norm: the (D,) normalisations with ``qk_norm``, else ``None``.
+        q_norm: the (D,) normalisation of the queries with ``qk_norm``, else ``None``.
+        k_norm: the same for the keys.
         window: the H windows (``None`` entries for global heads), or ``None``.
     """
 
