@@ -313,7 +313,7 @@ def _block(kind: str, norm_first: object, lang: str | None) -> Figure:
 
 
 def encoder_block(*, norm_first: bool = False, lang: str | None = None) -> Figure:
-    """The encoder block as :class:`attnbook.EncoderBlock` computes it: self-attention and a
+    """The encoder block as :class:`~attnbook.blocks.EncoderBlock` computes it: self-attention and a
     feed-forward network, each with a residual connection and a LayerNorm.
 
     Args:
@@ -325,7 +325,7 @@ def encoder_block(*, norm_first: bool = False, lang: str | None = None) -> Figur
 
 
 def decoder_block(*, norm_first: bool = False, lang: str | None = None) -> Figure:
-    """The decoder block as :class:`attnbook.DecoderBlock` computes it: masked self-attention,
+    """The decoder block as :class:`~attnbook.blocks.DecoderBlock` computes it: masked self-attention,
     cross-attention to the encoder's output (the memory, (N, S, E)) and a feed-forward network,
     each with a residual connection and a LayerNorm.
 
