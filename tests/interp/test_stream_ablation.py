@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attnbook.interp.stream_ablation import mean_ablated_positions
+from attnbook.interp.stream_ablation import mean_ablated_positions, position_states
 from attnbook.transformer import Encoder
 
 
@@ -68,3 +68,18 @@ def test_bad_positions_are_named():
         with mean_ablated_positions(model.layers, torch.tensor([0, 1, 2])):
             model(x)
     assert not model.layers[0]._forward_pre_hooks  # removed after the error
+
+
+def test_position_states_reads_the_stream_after_every_layer():
+    model, x = encoder(), torch.randn(3, 4, 8)
+    positions, n = torch.tensor([0, 2, 3]), torch.arange(3)
+    states = position_states(model.layers, positions, lambda: model(x))
+    assert states.shape == (2, 3, 8)
+    with torch.no_grad():
+        first, _ = model.layers[0](x)
+        second, _ = model.layers[1](first)
+    torch.testing.assert_close(states[0], first[n, positions])
+    torch.testing.assert_close(states[1], second[n, positions])
+    assert all(not layer._forward_hooks for layer in model.layers)
+    with pytest.raises(TypeError, match="positions"):
+        position_states(model.layers, torch.tensor([0.5]), lambda: model(x))
