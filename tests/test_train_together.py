@@ -173,6 +173,15 @@ def test_refuses_models_of_different_shapes():
         fit_together([build(0), nn.Linear(4, 2)], make_batch, loss_fn, configs([0, 1]))
 
 
+def test_refuses_models_that_differ_only_in_the_number_of_heads():
+    from attnbook.mha import MultiHeadAttention
+
+    two, four = MultiHeadAttention(8, 2), MultiHeadAttention(8, 4)  # the same parameter shapes
+    assert [p.shape for p in two.parameters()] == [p.shape for p in four.parameters()]
+    with pytest.raises(ValueError, match=r"one architecture.*models \[1\]"):
+        fit_together([two, four], make_batch, loss_fn, configs([0, 1]))
+
+
 def test_has_values_is_false_only_inside_vmap():
     seen = []
     torch.func.vmap(lambda x: seen.append(has_values(x)) or x)(torch.ones(3, 2))

@@ -141,6 +141,23 @@ class MultiHeadAttention(nn.Module):
             self.q_norm, self.k_norm = norm(D, **factory), norm(D, **factory)
         self._reset_parameters()
 
+    def extra_repr(self) -> str:
+        """What the projections' shapes do not show: the heads, and each option that is set."""
+        parts = [f"num_heads={self.num_heads}"]
+        if self.num_kv_heads != self.num_heads:
+            parts.append(f"num_kv_heads={self.num_kv_heads}")
+        if self.positions != "none":
+            parts.append(f"positions={self.positions!r}")
+        if self.window is not None:
+            parts.append(f"window={self.window}")
+        if self.scale is not None:
+            parts.append(f"scale={self.scale}")
+        if not self.scale_first:
+            parts.append("scale_first=False")
+        if self.dropout:
+            parts.append(f"dropout={self.dropout}")
+        return ", ".join(parts)
+
     def _reset_parameters(self) -> None:
         # PyTorch's initialisation: Xavier-uniform input projections, zero biases.
         for proj in (self.q_proj, self.k_proj, self.v_proj):

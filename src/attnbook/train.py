@@ -204,7 +204,8 @@ def fit_together(
     stack (so ``evaluate(models[i])`` sees the current weights); afterwards they own them again.
 
     Args:
-        models: S models of the same architecture and parameter shapes (S >= 1).
+        models: S models of one architecture (S >= 1): the same parameter names and shapes
+            and the same printed structure, since every member runs ``models[0]``'s forward.
         make_batch, loss_fn, evaluate: as for :func:`fit`; ``loss_fn`` runs under ``vmap``, so it
             and the model must not branch on tensor values (see :mod:`attnbook.values`).
         configs: one per model. They may differ in ``seed``, ``lr``, ``warmup_steps`` and
@@ -227,6 +228,14 @@ def fit_together(
     shapes = [[(n, p.shape) for n, p in m.named_parameters()] for m in models]
     if any(s != shapes[0] for s in shapes):
         raise ValueError("models must have the same parameter names and shapes to train together")
+    # Every member runs models[0]'s forward: two heads and four share their parameter shapes,
+    # so the printed structure (which names the heads and other options) must agree too.
+    differs = [i for i, m in enumerate(models) if repr(m) != repr(models[0])]
+    if differs:
+        raise ValueError(
+            f"models must be one architecture to train together; models {differs} print "
+            "differently from models[0] (e.g. another number of heads)"
+        )
     for c in configs:
         _check_config(c)
     seed_everything(first.seed)  # dropout and anything else drawn from the global generator

@@ -9,6 +9,7 @@ from attnbook.studies.retrieval import (
     retrieval_sweep,
     retrieval_test_set,
     train_retrieval,
+    train_retrieval_seeds,
     weight_on_answer,
     weight_profile,
 )
@@ -181,3 +182,20 @@ def test_a_sweep_refuses_an_empty_grid_or_impossible_item_counts(kwargs, message
 def test_only_softmax_and_linear_attention_are_compared():
     with pytest.raises(ValueError, match="attention must be 'full' or 'linear'"):
         train_retrieval("local", TINY)
+
+
+@pytest.mark.parametrize("attention", ["full", "linear"])
+def test_seeds_trained_side_by_side_match_their_solo_runs(attention):
+    together = train_retrieval_seeds(attention, TINY, (0, 3))
+    assert [run.seed for run in together] == [0, 3]
+    for run in together:
+        alone = train_retrieval(attention, TINY, seed=run.seed)
+        assert run.curve_steps == alone.curve_steps
+        assert run.weight_on_answer == pytest.approx(alone.weight_on_answer, abs=1e-4)
+        for p, q in zip(run.model.parameters(), alone.model.parameters()):
+            torch.testing.assert_close(p, q, atol=1e-4, rtol=1e-4)
+
+
+def test_training_seeds_needs_at_least_one():
+    with pytest.raises(ValueError, match="seeds must be non-empty"):
+        train_retrieval_seeds("full", TINY, ())

@@ -20,6 +20,7 @@ attention kernels of :mod:`attnbook.efficient`, so it lives apart from them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -30,7 +31,7 @@ from torch import Tensor
 from attnbook.models.toy import ToyConfig, ToyModel
 from attnbook.progress import progress as progress_bar
 from attnbook.tasks.synthetic import retrieval_batch
-from attnbook.train import TrainConfig, fit
+from attnbook.train import TrainConfig, fit, fit_together
 
 __all__ = [
     "effective_count",
@@ -40,6 +41,7 @@ __all__ = [
     "retrieval_sweep",
     "retrieval_test_set",
     "train_retrieval",
+    "train_retrieval_seeds",
     "weight_on_answer",
     "weight_profile",
 ]
@@ -185,22 +187,40 @@ def train_retrieval(
     every seed (``config.test_seed``). Returns the final test accuracy, the learning curve, the
     best head's :func:`weight_on_answer` and the trained model.
     """
+    (run,) = train_retrieval_seeds(attention, config, (seed,), progress=progress)
+    return run
+
+
+def train_retrieval_seeds(
+    attention: Attention, config: RetrievalConfig, seeds: Sequence[int], *, progress: bool = False
+) -> list[RetrievalRun]:
+    """:func:`train_retrieval` for several seeds; two or more train side by side.
+
+    One seed trains with :func:`~attnbook.train.fit`; two or more with
+    :func:`~attnbook.train.fit_together`, each as it would alone up to rounding.
+    """
     if attention not in ("full", "linear"):
         raise ValueError(f"attention must be 'full' or 'linear'; got {attention!r}")
+    if not seeds:
+        raise ValueError("seeds must be non-empty")
     c = config
-    torch.manual_seed(seed)
-    model = ToyModel(
-        ToyConfig(
-            vocab_size=c.num_keys,
-            value_vocab=c.num_values + 1,  # + the blank value of the query position
-            num_classes=c.num_values,
-            embed_dim=c.embed_dim,
-            num_heads=c.num_heads,
-            max_len=c.items + 1,
-            positions=False,  # a set of items: their order carries nothing
-            attention=attention,
+    models = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        models.append(
+            ToyModel(
+                ToyConfig(
+                    vocab_size=c.num_keys,
+                    value_vocab=c.num_values + 1,  # + the blank value of the query position
+                    num_classes=c.num_values,
+                    embed_dim=c.embed_dim,
+                    num_heads=c.num_heads,
+                    max_len=c.items + 1,
+                    positions=False,  # a set of items: their order carries nothing
+                    attention=attention,
+                )
+            )
         )
-    )
 
     def make(n: int, g: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
         return retrieval_batch(n, g, items=c.items, num_keys=c.num_keys, num_values=c.num_values)
@@ -214,25 +234,34 @@ def train_retrieval(
         correct = model(keys, values)[:, -1].argmax(dim=-1) == target
         return {"accuracy": correct.float().mean().item()}
 
-    train = TrainConfig(
-        steps=c.steps,
-        batch_size=c.batch_size,
-        lr=c.lr,
-        eval_every=c.eval_every,
-        seed=seed,
-        progress=progress,
-    )
-    history = fit(model, make, loss, train, accuracy)
-    return RetrievalRun(
-        attention=attention,
-        items=c.items,
-        seed=seed,
-        accuracy=history.last("accuracy"),
-        weight_on_answer=weight_on_answer(model, keys, values).max().item(),
-        curve_steps=list(history.eval_steps),
-        curve=list(history.metrics["accuracy"]),
-        model=model,
-    )
+    configs = [
+        TrainConfig(
+            steps=c.steps,
+            batch_size=c.batch_size,
+            lr=c.lr,
+            eval_every=c.eval_every,
+            seed=seed,
+            progress=progress,
+        )
+        for seed in seeds
+    ]
+    if len(models) == 1:
+        histories = [fit(models[0], make, loss, configs[0], accuracy)]
+    else:
+        histories = fit_together(models, make, loss, configs, accuracy)
+    return [
+        RetrievalRun(
+            attention=attention,
+            items=c.items,
+            seed=seed,
+            accuracy=history.last("accuracy"),
+            weight_on_answer=weight_on_answer(model, keys, values).max().item(),
+            curve_steps=list(history.eval_steps),
+            curve=list(history.metrics["accuracy"]),
+            model=model,
+        )
+        for seed, model, history in zip(seeds, models, histories)
+    ]
 
 
 def retrieval_sweep(
@@ -245,6 +274,8 @@ def retrieval_sweep(
     progress: bool = True,
 ) -> list[RetrievalRun]:
     """:func:`train_retrieval` for every (attention, items, seed), at one budget.
+
+    The seeds of one (attention, items) train side by side (:func:`train_retrieval_seeds`).
 
     Args:
         attentions: e.g. ``("full", "linear")``.
@@ -263,11 +294,13 @@ def retrieval_sweep(
         )
     if any(p < 1 or p > config.num_keys for p in items):
         raise ValueError(f"items must be in [1, num_keys={config.num_keys}]; got {items}")
-    grid = [(a, p, s) for a in attentions for p in items for s in seeds]
+    grid = [(a, p) for a in attentions for p in items]
     runs = []
-    for attention, p, seed in progress_bar(grid, desc="retrieval runs", disable=not progress):
-        run = train_retrieval(attention, replace(config, items=p), seed)
-        if not keep_models:
-            run.model = None
-        runs.append(run)
+    for attention, p in progress_bar(
+        grid, desc=f"retrieval, {len(seeds)} seeds side by side", disable=not progress
+    ):
+        for run in train_retrieval_seeds(attention, replace(config, items=p), seeds):
+            if not keep_models:
+                run.model = None
+            runs.append(run)
     return runs
