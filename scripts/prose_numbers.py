@@ -58,7 +58,9 @@ ALLOWED: dict[str, dict[str, str]] = {
         "200": "the opening scene's page 200; and train_lookup's default of 200 steps, shown above",
     },
     "02_scaled_dot_product": {"2.13": "the PyTorch version the book pins (requirements.txt)"},
-    "03_why_many_heads": {"127": "the task's vocab_size=128, shown in its code: token ids 0 to 127"},
+    "03_why_many_heads": {
+        "127": "the task's vocab_size=128, shown in its code: token ids 0 to 127"
+    },
     "04_building_mha": {"2.13": "the PyTorch version the book pins (requirements.txt)"},
     "05b_complete_transformer": {"128": "F = 2 d_model for d_model = 64, as build() sets it"},
     "06_training_a_detective": {

@@ -245,8 +245,25 @@ def test_all_options_together_equal_the_references_composed():
 def test_repr_names_the_heads_and_each_option_that_is_set():
     plain = repr(MultiHeadAttention(8, 2))
     assert "num_heads=2" in plain and "num_kv_heads" not in plain and "window" not in plain
-    text = repr(MultiHeadAttention(8, 4, num_kv_heads=2, positions="rotary", window=3, scale=0.5,
-                                   scale_first=False, dropout=0.1))
-    for part in ("num_heads=4", "num_kv_heads=2", "positions='rotary'", "window=(3, 3, 3, 3)",
-                 "scale=0.5", "scale_first=False", "dropout=0.1"):
+    text = repr(
+        MultiHeadAttention(
+            8,
+            4,
+            num_kv_heads=2,
+            positions="rotary",
+            window=3,
+            scale=0.5,
+            scale_first=False,
+            dropout=0.1,
+        )
+    )
+    for part in (
+        "num_heads=4",
+        "num_kv_heads=2",
+        "positions='rotary'",
+        "window=(3, 3, 3, 3)",
+        "scale=0.5",
+        "scale_first=False",
+        "dropout=0.1",
+    ):
         assert part in text
