@@ -10,7 +10,8 @@
 * ``scale`` and ``scale_first``: SDPA's ``scale``, and the float16 overflow of ``Q K^T``.
 
 Rotary positions and ALiBi are compared with Hugging Face ``transformers`` in
-``test_mha_modern_positions.py``; LabAttention with ``test_mha_modern_lab.py``.
+``test_mha_modern_positions.py``; the lab model's attention with
+``tests/lab/test_lab_attention_is_core.py``.
 """
 
 from __future__ import annotations

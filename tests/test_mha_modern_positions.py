@@ -15,9 +15,9 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.attention.flex_attention import flex_attention
 
-import attnbook.lab.lab_attention as lab_attention
+import attnbook.lab.decoding as decoding
 import attnbook.models.detective as detective
-from attnbook import masks, positional
+from attnbook import masks, mha, positional
 from attnbook.positional import alibi_bias, alibi_slopes, rotate
 from tests.mha_reference import assert_same_forward_and_backward, heads, inputs, leaves, make, merge
 
@@ -186,10 +186,10 @@ def test_alibi_bias_of_l_queries_and_s_keys():
     torch.testing.assert_close(bias[1], bias[0] / 2)
 
 
-def test_the_lab_and_the_detective_import_the_one_copy():
-    assert lab_attention.rotate is positional.rotate
+def test_the_lab_the_core_and_the_detective_import_the_one_copy():
+    assert decoding.rotate is positional.rotate
     assert detective.alibi_bias is positional.alibi_bias
-    assert lab_attention.window_mask is masks.window_mask
+    assert mha.window_mask is masks.window_mask
 
 
 @pytest.mark.parametrize(

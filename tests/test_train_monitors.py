@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from attnbook.lab.lab_attention import LabAttention
+from attnbook import MultiHeadAttention
 from attnbook.lab.lab_model import LabConfig, LabModel, lab_loss
 from attnbook.train import TrainConfig, fit
 from attnbook.train_monitors import FLOAT16_MAX, GradientMonitor, LogitMonitor
@@ -35,13 +35,13 @@ def test_logit_monitor_records_each_head_of_each_layer_per_pass():
 
 
 def test_logit_monitor_maximum_equals_the_scores_recomputed():
-    attention = LabAttention(8, 2)
+    attention = MultiHeadAttention(8, 2, init="linear")
     x = torch.randn(2, 5, 8)
     q = attention.q_proj(x).view(2, 5, 2, 4).transpose(1, 2)
     k = attention.k_proj(x).view(2, 5, 2, 4).transpose(1, 2)
     expected = (q @ k.transpose(-2, -1) / 2).abs().amax(dim=(0, 2, 3))  # (H,)
     with LogitMonitor(attention) as monitor:
-        attention(x)
+        attention(x, x, x)
     torch.testing.assert_close(monitor.maxima[0, 0], expected.detach())
 
 
@@ -62,16 +62,16 @@ def test_huge_query_key_weights_give_logits_over_a_threshold():
 def test_scale_after_the_product_overflows_float16_and_scale_first_does_not():
     torch.manual_seed(0)
     x = 20 * torch.randn(1, 6, 64, dtype=torch.float16)  # |q·k| about 1.5e5 before scaling
-    late = LabAttention(64, 1, scale_first=False).half()
-    early = LabAttention(64, 1, scale_first=True).half()
+    late = MultiHeadAttention(64, 1, scale_first=False, init="linear").half()
+    early = MultiHeadAttention(64, 1, scale_first=True, init="linear").half()
     early.load_state_dict(late.state_dict())
     with torch.no_grad():
         for layer in (late, early):
             layer.q_proj.weight.mul_(8)
             layer.k_proj.weight.mul_(8)
     with LogitMonitor(late) as overflowing, LogitMonitor(early) as fine:
-        out_late, _ = late(x)
-        out_early, _ = early(x)
+        out_late, _ = late(x, x, x)
+        out_early, _ = early(x, x, x)
     assert overflowing.peak() == math.inf and bool(overflowing.overflowed()[0])
     assert out_late.isnan().any()
     assert FLOAT16_MAX / 8 < fine.peak() <= FLOAT16_MAX and not fine.overflowed().any()

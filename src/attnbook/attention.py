@@ -17,6 +17,7 @@ E query/key feature size, Ev value feature size; ``...`` is any number of batch 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -45,6 +46,7 @@ def scaled_dot_product_attention(
     *,
     temperature: float = 1.0,
     scale_first: bool = True,
+    on_scores: Callable[[Tensor], Tensor] | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Attention of ``query`` over ``key``/``value``; returns the output and the weights.
 
@@ -72,6 +74,9 @@ def scaled_dot_product_attention(
             PyTorch's kernels do, or (``False``) the product after it, as the formula is
             written. The two differ only by rounding, except in float16, where ``Q K^T`` itself
             can pass the largest finite value (65504) and become ``inf``.
+        on_scores: called on the scaled scores (..., L, S) before the mask is applied; what it
+            returns is used (:class:`~attnbook.mha.MultiHeadAttention` passes its ``logits``
+            module, a place for forward hooks). Default: the scores as they are.
 
     Returns:
         ``(output, weights)``: output (..., L, Ev) and weights (..., L, S), the weights actually
@@ -101,6 +106,8 @@ def scaled_dot_product_attention(
         scores = (query * (scale / temperature)) @ key.transpose(-2, -1)  # (..., L, S)
     else:
         scores = (query @ key.transpose(-2, -1)) * (scale / temperature)  # (..., L, S)
+    if on_scores is not None:
+        scores = on_scores(scores)
     if mask is not None:
         if mask.dtype == torch.bool:
             scores = scores.masked_fill(~mask, float("-inf"))

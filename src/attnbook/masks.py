@@ -29,6 +29,7 @@ __all__ = [
     "merge_masks",
     "rows_without_keys",
     "mha_to_sdpa_mask",
+    "per_head_windows",
     "window_mask",
 ]
 
@@ -249,3 +250,33 @@ def window_mask(
         for w in windows
     ]  # offset = j - i
     return torch.stack(masks)  # (H, L, S)
+
+
+def per_head_windows(
+    window: int | Sequence[int | None] | Tensor | None, H: int
+) -> tuple[int | None, ...] | None:
+    """``window`` as H entries, each an integer >= 0 or ``None`` (a global head)."""
+    if window is None:
+        return None
+    given = window
+    if isinstance(window, Tensor):
+        if window.dim() > 1 or window.dtype.is_floating_point or window.dtype.is_complex:
+            raise TypeError(
+                "window must be a 0-D or 1-D integer tensor; got "
+                f"{window.dtype} of shape {tuple(window.shape)}"
+            )
+        window = window.tolist()
+    if isinstance(window, int) and not isinstance(window, bool):
+        window = [window] * H
+    if isinstance(window, (str, bytes)) or not isinstance(window, Sequence):
+        raise TypeError(
+            f"window must be an int, a sequence or tensor of H = {H} of them, or None; "
+            f"got {type(given).__name__}"
+        )
+    windows = tuple(window)
+    bad = [w for w in windows if w is not None and (isinstance(w, bool) or not isinstance(w, int))]
+    if len(windows) != H or bad or any(w is not None and w < 0 for w in windows):
+        raise ValueError(
+            f"window must give H = {H} windows, each an integer >= 0 or None; got {given!r}"
+        )
+    return windows

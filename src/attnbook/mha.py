@@ -17,7 +17,14 @@ an independent reference in ``tests/test_mha_modern*.py``):
 * ``qk_norm``: normalise each head's queries and keys (LayerNorm or RMSNorm over D) before
   the product, which bounds the scores;
 * ``scale`` and ``scale_first``: the factor on ``Q K^T`` and whether it multiplies the queries
-  before the product (as PyTorch's kernels do) or the scores after it.
+  before the product (as PyTorch's kernels do) or the scores after it;
+* ``init``: ``"xavier"`` (PyTorch's attention initialisation) or ``"linear"`` (each projection
+  keeps :class:`torch.nn.Linear`'s own), as the lab model of Part VII draws its weights.
+
+On the path that forms the weights, the scaled scores pass through ``logits``, an
+:class:`AttentionLogits` identity module, before the masks: a place for forward hooks
+(:class:`attnbook.train_monitors.LogitMonitor` reads the scores there,
+:func:`attnbook.lab.decoding.sliding_window` forbids keys there).
 
 Shape legend: N batch, L target (query) length, S source (key) length, E embedding size
 (``embed_dim``), H heads (``num_heads``), K key/value heads (``num_kv_heads``), D head size
@@ -35,10 +42,10 @@ import torch
 from torch import Tensor, nn
 
 from attnbook.attention import fused_attention, scaled_dot_product_attention
-from attnbook.masks import merge_masks, mha_to_sdpa_mask, window_mask
+from attnbook.masks import merge_masks, mha_to_sdpa_mask, per_head_windows, window_mask
 from attnbook.positional import alibi_bias, alibi_slopes, rotate
 
-__all__ = ["MultiHeadAttention", "split_heads", "merge_heads"]
+__all__ = ["AttentionLogits", "MultiHeadAttention", "split_heads", "merge_heads"]
 
 
 def split_heads(x: Tensor, num_heads: int) -> Tensor:
@@ -53,6 +60,14 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
 def merge_heads(x: Tensor) -> Tensor:
     """(N, H, L, D) -> (N, L, H*D): the inverse of :func:`split_heads`."""
     return x.transpose(-3, -2).flatten(-2)  # (N, L, E)
+
+
+class AttentionLogits(nn.Identity):
+    """Identity on the (N, H, L, S) scaled scores, before the masks and the softmax: a hook point.
+
+    The masks come after it, so the scores of keys a mask hides are still seen; the ALiBi bias
+    travels with the masks, so it is not yet added (Part VII monitors no ALiBi model).
+    """
 
 
 class MultiHeadAttention(nn.Module):
@@ -81,12 +96,21 @@ class MultiHeadAttention(nn.Module):
         scale: the factor on ``Q K^T``, > 0; default ``1 / sqrt(D)``.
         scale_first: multiply the queries by ``scale`` before ``Q K^T`` (else the scores after;
             then the weights are always formed, as no fused kernel does it that way).
+        init: ``"xavier"`` (default): Xavier-uniform ``q_proj``, ``k_proj``, ``v_proj`` weights
+            and zero biases, as :class:`torch.nn.MultiheadAttention`; ``"linear"``: every
+            projection keeps :class:`torch.nn.Linear`'s default initialisation (no further
+            random draws), as the lab model (:class:`attnbook.lab.lab_model.LabBlock`) does.
+        contiguous_keys: copy the keys to (N, H, S, D) order before ``Q K^T`` also when K = H
+            (grouped-query attention copies them anyway). The product then rounds in the last
+            bit as the lab model's attention always did; the value is the same otherwise.
 
     Attributes:
         q_proj: E -> E.  k_proj: kdim -> K*D.  v_proj: vdim -> K*D.  out_proj: E -> E.
         q_norm: the (D,) normalisation of the queries with ``qk_norm``, else ``None``.
         k_norm: the same for the keys.
         window: the H windows (``None`` entries for global heads), or ``None``.
+        logits: :class:`AttentionLogits`, called on the (N, H, L, S) scaled scores whenever the
+            weights are formed (``need_weights=True`` or ``scale_first=False``); no parameters.
     """
 
     def __init__(
@@ -108,6 +132,8 @@ class MultiHeadAttention(nn.Module):
         qk_norm: Literal["layer", "rms"] | None = None,
         scale: float | None = None,
         scale_first: bool = True,
+        init: Literal["xavier", "linear"] = "xavier",
+        contiguous_keys: bool = False,
     ) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads != 0:
@@ -126,10 +152,13 @@ class MultiHeadAttention(nn.Module):
         K = num_heads if num_kv_heads is None else num_kv_heads
         D = self.head_dim
         _check_options(num_heads, K, D, positions, rotary_base, qk_norm, scale)
+        if init not in ("xavier", "linear"):
+            raise ValueError(f'init must be "xavier" or "linear"; got {init!r}')
         self.num_kv_heads, self.positions, self.scale = K, positions, scale
         self.rotary_base, self.rotary_interleaved = rotary_base, bool(rotary_interleaved)
-        self.window = _per_head(window, num_heads)
-        self.scale_first = bool(scale_first)
+        self.window = per_head_windows(window, num_heads)
+        self.scale_first, self.init = bool(scale_first), init
+        self.contiguous_keys = bool(contiguous_keys)
         factory = {"device": device, "dtype": dtype}
         self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
         self.k_proj = nn.Linear(self.kdim, K * D, bias=bias, **factory)
@@ -139,7 +168,9 @@ class MultiHeadAttention(nn.Module):
         if qk_norm is not None:
             norm = nn.LayerNorm if qk_norm == "layer" else _rms_norm
             self.q_norm, self.k_norm = norm(D, **factory), norm(D, **factory)
-        self._reset_parameters()
+        self.logits = AttentionLogits()
+        if init == "xavier":
+            self._reset_parameters()
 
     def extra_repr(self) -> str:
         """What the projections' shapes do not show: the heads, and each option that is set."""
@@ -156,6 +187,8 @@ class MultiHeadAttention(nn.Module):
             parts.append("scale_first=False")
         if self.dropout:
             parts.append(f"dropout={self.dropout}")
+        if self.init != "xavier":
+            parts.append(f"init={self.init!r}")
         return ", ".join(parts)
 
     def _reset_parameters(self) -> None:
@@ -237,7 +270,7 @@ class MultiHeadAttention(nn.Module):
         if self.positions == "rotary":
             q = rotate(q, self.rotary_base, interleaved=self.rotary_interleaved)
             k = rotate(k, self.rotary_base, interleaved=self.rotary_interleaved)
-        if K != H:  # query head h reads key/value head h // (H / K)
+        if K != H or self.contiguous_keys:  # query head h reads key/value head h // (H / K)
             k = k.repeat_interleave(H // K, dim=1)  # (N, H, S, D)
             v = v.repeat_interleave(H // K, dim=1)  # (N, H, S, D)
 
@@ -245,8 +278,9 @@ class MultiHeadAttention(nn.Module):
         weights: Tensor | None = None
         if need_weights or not self.scale_first:
             output, weights = scaled_dot_product_attention(
-                q, k, v, mask, dropout_p, is_causal, self.scale, scale_first=self.scale_first
-            )
+                q, k, v, mask, dropout_p, is_causal, self.scale,
+                scale_first=self.scale_first, on_scores=self.logits,
+            )  # fmt: skip
             if not need_weights:
                 weights = None
             elif average_attn_weights:
@@ -350,33 +384,3 @@ def _check_options(
             raise TypeError(f"scale must be a number or None; got {type(scale).__name__}")
         if not (scale > 0 and math.isfinite(scale)):
             raise ValueError(f"scale must be positive and finite; got {scale}")
-
-
-def _per_head(
-    window: int | Sequence[int | None] | Tensor | None, H: int
-) -> tuple[int | None, ...] | None:
-    """``window`` as H entries, each an integer >= 0 or ``None`` (a global head)."""
-    if window is None:
-        return None
-    given = window
-    if isinstance(window, Tensor):
-        if window.dim() > 1 or window.dtype.is_floating_point or window.dtype.is_complex:
-            raise TypeError(
-                "window must be a 0-D or 1-D integer tensor; got "
-                f"{window.dtype} of shape {tuple(window.shape)}"
-            )
-        window = window.tolist()
-    if isinstance(window, int) and not isinstance(window, bool):
-        window = [window] * H
-    if isinstance(window, (str, bytes)) or not isinstance(window, Sequence):
-        raise TypeError(
-            f"window must be an int, a sequence or tensor of H = {H} of them, or None; "
-            f"got {type(given).__name__}"
-        )
-    windows = tuple(window)
-    bad = [w for w in windows if w is not None and (isinstance(w, bool) or not isinstance(w, int))]
-    if len(windows) != H or bad or any(w is not None and w < 0 for w in windows):
-        raise ValueError(
-            f"window must give H = {H} windows, each an integer >= 0 or None; got {given!r}"
-        )
-    return windows

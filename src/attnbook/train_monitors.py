@@ -5,7 +5,7 @@ Both attach hooks to an existing model — nothing in the model or in
 backward pass (gradients). Use them as context managers, or call ``.remove()`` when done.
 
 * :class:`LogitMonitor` — a forward hook on every
-  :class:`~attnbook.lab.lab_attention.AttentionLogits` module records the largest ``|score|`` of
+  :class:`~attnbook.mha.AttentionLogits` module records the largest ``|score|`` of
   each head in each forward pass: the scores that grow without bound before a softmax
   saturates, or that overflow float16 (largest finite value 65504, :data:`FLOAT16_MAX`).
 * :class:`GradientMonitor` — a hook on every parameter
@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from attnbook.lab.lab_attention import AttentionLogits
+from attnbook.mha import AttentionLogits
 
 __all__ = ["FLOAT16_MAX", "GradientMonitor", "LogitMonitor"]
 
@@ -56,9 +56,10 @@ class LogitMonitor(_Hooks):
     the softmax) is still reported by :meth:`peak` and :meth:`overflowed`.
 
     Args:
-        model: a module containing :class:`~attnbook.lab.lab_attention.AttentionLogits` modules
-            (every :class:`~attnbook.lab.lab_attention.LabAttention` has one), hooked in the order
-            of ``model.named_modules()``.
+        model: a module containing :class:`~attnbook.mha.AttentionLogits` modules (every
+            :class:`~attnbook.mha.MultiHeadAttention` has one, called on the path that forms the
+            weights, as the lab model's always is), hooked in the order of
+            ``model.named_modules()``.
 
     Attributes:
         names: the hooked modules' names, one per layer.
@@ -75,7 +76,7 @@ class LogitMonitor(_Hooks):
             raise TypeError(f"model must be an nn.Module; got {type(model).__name__}")
         found = [(n, m) for n, m in model.named_modules() if isinstance(m, AttentionLogits)]
         if not found:
-            raise ValueError("model has no AttentionLogits module to watch (use LabAttention)")
+            raise ValueError("model has no AttentionLogits module to watch (no MultiHeadAttention)")
         self.names = [name for name, _ in found]
         self._records: list[list[Tensor]] = [[] for _ in found]
         self._handles = [

@@ -38,14 +38,14 @@ def _built(seed=0):
 def _pair_threshold_metric(model):
     """Share of positions whose attention output moved less than 3/4 of the pair's output."""
     tokens = torch.randint(12, (8, 6), generator=torch.Generator().manual_seed(1))
-    attn = model.blocks[0].attn
+    block = model.blocks[0]
     x = model.embed(tokens)
-    full, _ = attn(x)
+    full, _ = block.attend(x, None, False, None)
     pair_only = torch.tensor([1.0, 1.0, 0.0, 0.0])
-    pair = (full - attn(x, head_mask=1 - pair_only)[0]).norm(dim=-1)  # (N, L)
+    pair = (full - block.attend(x, None, False, 1 - pair_only)[0]).norm(dim=-1)  # (N, L)
 
     def evaluate(m, mask):
-        moved = (m.blocks[0].attn(x, head_mask=mask[0])[0] - full).norm(dim=-1)
+        moved = (m.blocks[0].attend(x, None, False, mask[0])[0] - full).norm(dim=-1)
         return float((moved < 0.75 * pair).float().mean())
 
     return evaluate

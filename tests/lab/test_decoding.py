@@ -90,7 +90,8 @@ def test_cache_bytes_are_read_off_the_tensors_and_match_the_formula():
         _, cache = decode(model, x)
         assert cache.keys[0].shape == (2, kv, 9, 4)
         assert cache.nbytes() == kv_cache_bytes(2, kv, 4, 9, batch=2, bytes_per_value=4)
-        assert cache.nbytes() == sum(b.attn.kv_cache_bytes(9, batch=2) for b in model.blocks)
+        per_layer = [(b.attn.num_kv_heads, b.attn.head_dim) for b in model.blocks]
+        assert cache.nbytes() == sum(kv_cache_bytes(1, K, D, 9, 2, 4) for K, D in per_layer)
 
 
 def test_a_window_with_sinks_stops_the_cache_growing():

@@ -6,23 +6,14 @@ import pytest
 import torch
 
 from attnbook.lab import lab_tasks as tasks
-from attnbook.lab.lab_attention import LabAttention, alibi_slopes, rotate, window_mask
-from attnbook.lab.lab_model import IGNORE, LabConfig, LabModel, lab_accuracy, lab_loss
-from attnbook.mha import MultiHeadAttention
+from attnbook.lab.lab_model import IGNORE, LabBlock, LabConfig, LabModel, lab_accuracy, lab_loss
+from attnbook.masks import window_mask
+from attnbook.positional import alibi_slopes, rotate
 
 
-def test_plain_lab_attention_equals_multi_head_attention():
-    torch.manual_seed(0)
-    lab, mha = LabAttention(16, 4), MultiHeadAttention(16, 4)
-    for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
-        getattr(lab, name).load_state_dict(getattr(mha, name).state_dict())
-    x = torch.randn(3, 7, 16)
-    pad = torch.zeros(3, 7, dtype=torch.bool)
-    pad[1, 5:] = True
-    out, w = lab(x, pad, need_weights=True)
-    ref, ref_w = mha(x, x, x, key_padding_mask=pad, average_attn_weights=False)
-    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(w, ref_w, atol=1e-6, rtol=1e-5)
+def lab_attention(embed_dim: int, num_heads: int, **switches) -> LabBlock:
+    """A lab block with these :class:`LabConfig` switches; ``.attend`` is its self-attention."""
+    return LabBlock(LabConfig(10, 3, d_model=embed_dim, num_heads=num_heads, **switches))
 
 
 def test_rotary_scores_depend_only_on_distance():
@@ -40,7 +31,7 @@ def test_rotary_scores_depend_only_on_distance():
 
 def test_grouped_query_attention_equals_mha_with_copied_key_value_heads():
     torch.manual_seed(0)
-    gqa, full = LabAttention(16, 4, num_kv_heads=2), LabAttention(16, 4)
+    gqa, full = lab_attention(16, 4, num_kv_heads=2).attn, lab_attention(16, 4).attn
     D = 4
     for name in ("k_proj", "v_proj"):  # head h of the full model = kv head h // 2
         w, b = getattr(gqa, name).weight.view(2, D, 16), getattr(gqa, name).bias.view(2, D)
@@ -49,51 +40,51 @@ def test_grouped_query_attention_equals_mha_with_copied_key_value_heads():
     for name in ("q_proj", "out_proj"):
         getattr(full, name).load_state_dict(getattr(gqa, name).state_dict())
     x = torch.randn(2, 5, 16)
-    torch.testing.assert_close(gqa(x)[0], full(x)[0], atol=1e-5, rtol=1e-5)
-    assert gqa.kv_cache_bytes(100) * 2 == full.kv_cache_bytes(100) == 2 * 100 * 16 * 4
+    torch.testing.assert_close(gqa(x, x, x)[0], full(x, x, x)[0], atol=1e-5, rtol=1e-5)
+    assert gqa.k_proj.out_features * 2 == full.k_proj.out_features  # half the key/value cache
 
 
 def test_windows_alibi_causal_and_head_mask():
     mask = window_mask(5, [0, 1, None], causal=True)
     assert mask[0].equal(torch.eye(5, dtype=torch.bool))
     assert mask[1].sum() == 5 + 4 and mask[2].sum() == 15
-    attn = LabAttention(12, 3, windows=[0, 1, None], causal=True, positions="alibi")
-    _, w = attn(torch.randn(2, 5, 12), need_weights=True)
+    attn = lab_attention(12, 3, windows=(0, 1, None), causal=True, positions="alibi")
+    _, w = attn.attend(torch.randn(2, 5, 12), None, True, None)
     assert (w[:, 0] - torch.eye(5)).abs().max() < 1e-6
     assert (w.masked_select(~mask[None].expand_as(w)) == 0).all()
     torch.testing.assert_close(w.sum(-1), torch.ones(2, 3, 5))
     assert alibi_slopes(8)[0] == 0.5 and math.isclose(float(alibi_slopes(8)[-1]), 2**-8)
-    out_off, _ = attn(torch.ones(1, 5, 12), head_mask=torch.zeros(3))
-    torch.testing.assert_close(out_off, attn.out_proj.bias.expand(1, 5, 12))
+    out_off, _ = attn.attend(torch.ones(1, 5, 12), None, False, torch.zeros(3))
+    torch.testing.assert_close(out_off, attn.attn.out_proj.bias.expand(1, 5, 12))
 
 
 def test_fully_padded_rows_give_zero_weights_not_nan():
-    attn = LabAttention(8, 2)
+    attn = lab_attention(8, 2)
     pad = torch.ones(1, 4, dtype=torch.bool)
-    out, w = attn(torch.randn(1, 4, 8), pad, need_weights=True)
+    out, w = attn.attend(torch.randn(1, 4, 8), pad, True, None)
     assert torch.isfinite(out).all() and (w == 0).all()
 
 
 def test_scaling_the_scores_after_the_product_overflows_in_float16():
     torch.manual_seed(0)
     x = torch.full((1, 4, 64), 30.0, dtype=torch.float16)
-    first = LabAttention(64, 1).half()
-    after = LabAttention(64, 1, scale_first=False).half()
+    first = lab_attention(64, 1).half()
+    after = lab_attention(64, 1, scale_first=False).half()
     after.load_state_dict(first.state_dict())
-    for attn in (first, after):
-        torch.nn.init.eye_(attn.q_proj.weight)
-        torch.nn.init.eye_(attn.k_proj.weight)
+    for block in (first, after):
+        torch.nn.init.eye_(block.attn.q_proj.weight)
+        torch.nn.init.eye_(block.attn.k_proj.weight)
     # q . k = 64 * 30 * 30 = 57600 fits, but with 1.5x larger inputs it exceeds 65504:
     x = x * 1.5
-    assert torch.isfinite(first(x)[0]).all()
-    assert torch.isnan(after(x)[0]).any()
+    assert torch.isfinite(first.attend(x, None, False, None)[0]).all()
+    assert torch.isnan(after.attend(x, None, False, None)[0]).any()
 
 
 def test_qk_norm_bounds_the_scores():
-    attn = LabAttention(16, 2, qk_norm=True)
+    block = lab_attention(16, 2, qk_norm=True)
     seen = []
-    attn.logits.register_forward_hook(lambda m, i, o: seen.append(o))
-    attn(1000 * torch.randn(2, 6, 16))
+    block.attn.logits.register_forward_hook(lambda m, i, o: seen.append(o))
+    block.attend(1000 * torch.randn(2, 6, 16), None, False, None)
     # Layer-normalised q and k have norm sqrt(D) (before the affine part), so |score| <= sqrt(D).
     assert seen[0].abs().max() <= math.sqrt(8) + 1e-3
 
@@ -114,11 +105,11 @@ def test_lab_model_shapes_and_loss(positions, norm):
 
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="num_kv_heads"):
-        LabAttention(16, 4, num_kv_heads=3)
-    with pytest.raises(ValueError, match="windows"):
-        LabAttention(16, 4, windows=[1, 2])
+        lab_attention(16, 4, num_kv_heads=3)
+    with pytest.raises(ValueError, match="window"):
+        lab_attention(16, 4, windows=(1, 2))
     with pytest.raises(ValueError, match="positions"):
-        LabAttention(16, 4, positions="learned")
+        LabModel(LabConfig(10, 3, d_model=16, num_heads=4, positions="absolute"))
     model = LabModel(LabConfig(10, 3, d_model=8, num_heads=2, max_len=8))
     with pytest.raises(ValueError, match="tokens"):
         model(torch.randint(10, (2, 4)).float())
@@ -127,7 +118,7 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="head_mask"):
         model(torch.zeros(2, 4, dtype=torch.long), head_mask=torch.ones(3))
     with pytest.raises(ValueError, match="key_padding_mask"):
-        model.blocks[0].attn(torch.randn(2, 4, 8), torch.zeros(2, 4))
+        model(torch.zeros(2, 4, dtype=torch.long), torch.zeros(2, 5, dtype=torch.bool))
     with pytest.raises(ValueError, match="max_len"):
         model(torch.zeros(1, 9, dtype=torch.long))
 
@@ -160,18 +151,17 @@ def test_tasks_targets_follow_their_rules():
 
 def test_alibi_adds_minus_slope_times_distance_and_rotate_pins_the_angles():
     torch.manual_seed(0)
-    attn = LabAttention(8, 2, positions="alibi")
-    plain = LabAttention(8, 2)
+    attn = lab_attention(8, 2, positions="alibi")
+    plain = lab_attention(8, 2)
     plain.load_state_dict(attn.state_dict())
-    seen = {}
-    attn.logits.register_forward_hook(lambda m, i, o: seen.__setitem__("alibi", o))
-    plain.logits.register_forward_hook(lambda m, i, o: seen.__setitem__("plain", o))
+    seen = []
+    plain.attn.logits.register_forward_hook(lambda m, i, o: seen.append(o))
     x = torch.randn(1, 5, 8)
-    attn(x)
-    plain(x)
+    _, weights = attn.attend(x, None, True, None)
+    plain.attend(x, None, False, None)
     distance = (torch.arange(5)[:, None] - torch.arange(5)[None, :]).abs().float()
-    expected = seen["plain"] - torch.tensor([2.0**-4, 2.0**-8])[None, :, None, None] * distance
-    torch.testing.assert_close(seen["alibi"], expected)  # slopes 2^-4, 2^-8 for two heads
+    expected = seen[0] - torch.tensor([2.0**-4, 2.0**-8])[None, :, None, None] * distance
+    torch.testing.assert_close(weights, expected.softmax(-1))  # slopes 2^-4, 2^-8, two heads
     # Position 3, pair 1 of a head of size 4 turns by 3 * 10000^(-2/4) = 0.03 radians.
     x = torch.zeros(4, 4)
     x[:, 2] = 1.0  # the first feature of pair 1 at every position

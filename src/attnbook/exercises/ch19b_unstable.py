@@ -3,7 +3,7 @@
 * ``largest_dot(head_dim, scale_first)``: the largest ``|q·k|`` (the unscaled dot product of one
   query and one key) whose score float16 still holds, when the scale ``1/sqrt(head_dim)``
   multiplies the query first or the product after;
-* ``my_rotate(x)``: rotary positions, compared with :func:`attnbook.lab.lab_attention.rotate`.
+* ``my_rotate(x)``: rotary positions, compared with :func:`attnbook.positional.rotate`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from attnbook.exercises.report import (
     library,
 )
 from attnbook.i18n import tr
-from attnbook.lab.lab_attention import rotate
+from attnbook.positional import rotate
 
 __all__ = ["check_largest_dot", "check_rotate"]
 

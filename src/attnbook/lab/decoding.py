@@ -28,6 +28,7 @@ heads, D head size, C classes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,9 +36,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from attnbook.lab.lab_attention import rotate
 from attnbook.lab.lab_model import LabModel
-from attnbook.mha import merge_heads, split_heads
+from attnbook.mha import MultiHeadAttention, merge_heads, split_heads
+from attnbook.positional import alibi_slopes, rotate
 
 __all__ = [
     "KVCache",
@@ -194,25 +195,28 @@ def decode_step(model: LabModel, token: Tensor, cache: KVCache) -> Tensor:
     return model.head(model.final_norm(x))[:, 0]  # (N, C)
 
 
-def _attend(attn: nn.Module, h: Tensor, layer: int, cache: KVCache, p: int) -> Tensor:
+def _attend(attn: MultiHeadAttention, h: Tensor, layer: int, cache: KVCache, p: int) -> Tensor:
     q = split_heads(attn.q_proj(h), attn.num_heads)  # (N, H, 1, D)
     k = split_heads(attn.k_proj(h), attn.num_kv_heads)  # (N, K, 1, D)
     v = split_heads(attn.v_proj(h), attn.num_kv_heads)  # (N, K, 1, D)
     if attn.q_norm is not None:
         q, k = attn.q_norm(q), attn.k_norm(k)
     if attn.positions == "rotary":
-        q, k = rotate(q, attn.rotary_base, start=p), rotate(k, attn.rotary_base, start=p)
+        turn = {"base": attn.rotary_base, "start": p, "interleaved": attn.rotary_interleaved}
+        q, k = rotate(q, **turn), rotate(k, **turn)
     k, v = cache._add(layer, k, v)  # (N, K, t, D) each, after eviction
     group = attn.num_heads // attn.num_kv_heads
     k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (N, H, t, D)
+    scale = 1.0 / math.sqrt(attn.head_dim) if attn.scale is None else attn.scale
     if attn.scale_first:
-        scores = (q * attn.scale) @ k.transpose(-2, -1)  # (N, H, 1, t)
+        scores = (q * scale) @ k.transpose(-2, -1)  # (N, H, 1, t)
     else:
-        scores = (q @ k.transpose(-2, -1)) * attn.scale
+        scores = (q @ k.transpose(-2, -1)) * scale
     if attn.positions == "alibi":
         position, keep = cache._kept()
         distance = (p - position[keep]).to(scores.device, scores.dtype)  # (t,)
-        scores = scores - attn.slopes.to(scores.dtype)[:, None, None] * distance
+        slopes = alibi_slopes(attn.num_heads, device=scores.device, dtype=scores.dtype)  # (H,)
+        scores = scores - slopes[:, None, None] * distance
     weights = torch.softmax(scores, dim=-1)  # (N, H, 1, t)
     return attn.out_proj(merge_heads(weights @ v))  # (N, 1, E)
 

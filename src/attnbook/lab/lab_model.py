@@ -2,7 +2,8 @@
 
 :class:`LabModel` embeds tokens, adds absolute positions (``"learned"`` or ``"sinusoidal"``) or
 leaves positions to the attention (``"rotary"``, ``"alibi"``, ``"none"``), runs
-``num_layers`` blocks of :class:`~attnbook.lab.lab_attention.LabAttention` and a feed-forward network
+``num_layers`` blocks of self-attention (the core :class:`attnbook.mha.MultiHeadAttention`,
+configured by :class:`LabConfig`) and a feed-forward network
 (:class:`attnbook.blocks.FeedForward`) with the layer norm before (``"pre"``) or after
 (``"post"``) each residual branch, and predicts one class per position. Targets of
 ``IGNORE`` (-100) are not scored, as in :func:`torch.nn.functional.cross_entropy`.
@@ -25,7 +26,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attnbook.blocks import FeedForward
-from attnbook.lab.lab_attention import LabAttention
+from attnbook.mha import MultiHeadAttention
 from attnbook.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 __all__ = ["IGNORE", "LabConfig", "LabBlock", "LabModel", "lab_loss", "lab_accuracy"]
@@ -64,28 +65,56 @@ class LabConfig:
 
 
 class LabBlock(nn.Module):
-    """Attention and feed-forward, each a residual branch, pre- or post-norm."""
+    """Attention and feed-forward, each a residual branch, pre- or post-norm.
+
+    ``attn`` is the core :class:`~attnbook.mha.MultiHeadAttention` with the lab's switches:
+    ``nn.Linear``'s own initialisation (``init="linear"``), keys copied before the product as
+    the lab always did (``contiguous_keys=True``: the same rounding), features paired
+    ``(2i, 2i+1)`` for rotary positions, ``qk_norm="layer"``, and always the path that forms the
+    weights, so that its ``logits`` hook point sees every forward pass. ALiBi uses the paper's slopes, which are
+    ``2**(-8h/H)`` when H is a power of two (every ALiBi model in the book has 4 heads).
+    """
 
     def __init__(self, config: LabConfig) -> None:
         super().__init__()
         relative = config.positions if config.positions in ("rotary", "alibi") else "none"
-        self.attn = LabAttention(
+        self.attn = MultiHeadAttention(
             config.d_model,
             config.num_heads,
+            config.attn_dropout,
             num_kv_heads=config.num_kv_heads,
             positions=relative,
-            windows=config.windows,
-            causal=config.causal,
-            qk_norm=config.qk_norm,
+            rotary_interleaved=True,
+            window=config.windows,
+            qk_norm="layer" if config.qk_norm else None,
             scale=config.scale,
             scale_first=config.scale_first,
-            dropout=config.attn_dropout,
+            init="linear",
+            contiguous_keys=True,
         )
         self.ff = FeedForward(config.d_model, config.dim_feedforward, dropout=0.0)
         self.norm1 = nn.LayerNorm(config.d_model)
         self.norm2 = nn.LayerNorm(config.d_model)
         self.drop = nn.Dropout(config.dropout)
         self.pre = config.norm == "pre"
+        self.causal = config.causal
+
+    def attend(
+        self,
+        x: Tensor,
+        key_padding_mask: Tensor | None,
+        need_weights: bool,
+        head_mask: Tensor | None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Self-attention of x (N, L, E): (N, L, E) and the weights (N, H, L, L) or None."""
+        a, w = self.attn(
+            x, x, x, key_padding_mask,
+            need_weights=True,  # the path that forms the weights, and calls ``attn.logits``
+            average_attn_weights=False,
+            is_causal=self.causal,
+            head_mask=head_mask,
+        )  # fmt: skip
+        return a, (w if need_weights else None)
 
     def forward(
         self,
@@ -96,10 +125,10 @@ class LabBlock(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         """Args: x (N, L, E). Returns: (N, L, E) and the weights (N, H, L, L) or None."""
         if self.pre:
-            a, w = self.attn(self.norm1(x), key_padding_mask, need_weights, head_mask)
+            a, w = self.attend(self.norm1(x), key_padding_mask, need_weights, head_mask)
             x = x + self.drop(a)
             return x + self.drop(self.ff(self.norm2(x))), w
-        a, w = self.attn(x, key_padding_mask, need_weights, head_mask)
+        a, w = self.attend(x, key_padding_mask, need_weights, head_mask)
         x = self.norm1(x + self.drop(a))
         return self.norm2(x + self.drop(self.ff(x))), w
 

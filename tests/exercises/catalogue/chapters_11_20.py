@@ -14,9 +14,9 @@ from attnbook.interp.redundancy import dead_heads
 from attnbook.interp.roles import candidate_choice, hit_rate, offset_weight
 from attnbook.interp.rollout import attention_rollout
 from attnbook.lab.decoding import kv_cache_bytes
-from attnbook.lab.lab_attention import rotate
 from attnbook.lab.tuning import distillation_loss, head_diversity_penalty
 from attnbook.models.vit import patchify
+from attnbook.positional import rotate
 from attnbook.tasks.stories import PLACES, last_place_rule, supporting_share
 from attnbook.tasks.summaries import STOPWORDS, central_sentence
 from attnbook.tasks.translation import number_to_chinese

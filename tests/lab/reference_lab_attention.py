@@ -1,30 +1,11 @@
-"""Self-attention with the knobs Part VII turns, one at a time.
+"""The lab's attention as it was before it became a configuration of the core (frozen).
 
-:class:`LabAttention` is multi-head self-attention (the same projections, split and merge as
-:class:`attnbook.mha.MultiHeadAttention`) with switches for what the tuning, troubleshooting and
-outlook chapters change:
+``LabAttention`` was ``attnbook.lab.lab_attention.LabAttention`` until the lab model's attention
+became :class:`attnbook.mha.MultiHeadAttention` (issue 39). Part VII's stored results were computed
+with it, so it stays here, unchanged, as the reference that the core must match to the last bit
+(``tests/lab/test_lab_attention_is_core.py``). Not part of the library.
 
-* ``positions``: ``"rotary"`` rotates queries and keys by their position (Su et al. 2021),
-  ``"alibi"`` adds ``-slope_h · distance`` to the scores (Press et al. 2022), ``"none"`` leaves
-  positions to the embedding;
-* ``windows``: one window per head — ``w`` lets a query see keys at most ``w`` positions away,
-  ``None`` sees every key (local and global heads mixed in one layer);
-* ``num_kv_heads``: fewer key/value heads than query heads, shared by groups of query heads
-  (grouped-query attention; 1 is multi-query attention), which shrinks the key/value cache;
-* ``qk_norm``: layer-normalise each head's queries and keys before the dot product
-  (Henry et al. 2020; Dehghani et al. 2023), which bounds the scores;
-* ``scale`` and ``scale_first``: the factor on ``Q K^T`` (``1/sqrt(D)`` unless set — set it
-  wrongly to reproduce a bug) and whether it multiplies the queries *before* the product, as
-  PyTorch's fused kernels do, or the scores after it, as the formula is written. In float16
-  the second can overflow (largest float16: 65504) where the first does not;
-* ``dropout``: attention dropout on the weights, in training mode only.
-
-The scores pass through :class:`AttentionLogits`, an identity module, just before the masks
-and the softmax, so that a forward hook (:class:`attnbook.train_monitors.LogitMonitor`) can
-watch them without changing this code.
-
-Shape legend: N batch, L length, E embedding size, H query heads, K key/value heads
-(``num_kv_heads``), D head size (E // H).
+Shape legend: N batch, L length, E embedding size, H query heads, K key/value heads, D head size.
 """
 
 from __future__ import annotations
@@ -39,15 +20,6 @@ from torch import Tensor, nn
 from attnbook.masks import window_mask
 from attnbook.mha import merge_heads, split_heads
 from attnbook.positional import alibi_bias, rotate
-
-__all__ = [
-    "AttentionLogits",
-    "LabAttention",
-    "RelativePositions",
-    "alibi_slopes",
-    "rotate",
-    "window_mask",
-]
 
 #: The relative-position schemes :class:`LabAttention` applies inside attention.
 RelativePositions = Literal["none", "rotary", "alibi"]
