@@ -100,9 +100,6 @@ class MultiHeadAttention(nn.Module):
             and zero biases, as :class:`torch.nn.MultiheadAttention`; ``"linear"``: every
             projection keeps :class:`torch.nn.Linear`'s default initialisation (no further
             random draws), as the lab model (:class:`attnbook.lab.lab_model.LabBlock`) does.
-        contiguous_keys: copy the keys to (N, H, S, D) order before ``Q K^T`` also when K = H
-            (grouped-query attention copies them anyway). The product then rounds in the last
-            bit as the lab model's attention always did; the value is the same otherwise.
 
     Attributes:
         q_proj: E -> E.  k_proj: kdim -> K*D.  v_proj: vdim -> K*D.  out_proj: E -> E.
@@ -133,7 +130,6 @@ class MultiHeadAttention(nn.Module):
         scale: float | None = None,
         scale_first: bool = True,
         init: Literal["xavier", "linear"] = "xavier",
-        contiguous_keys: bool = False,
     ) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads != 0:
@@ -158,7 +154,6 @@ class MultiHeadAttention(nn.Module):
         self.rotary_base, self.rotary_interleaved = rotary_base, bool(rotary_interleaved)
         self.window = per_head_windows(window, num_heads)
         self.scale_first, self.init = bool(scale_first), init
-        self.contiguous_keys = bool(contiguous_keys)
         factory = {"device": device, "dtype": dtype}
         self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
         self.k_proj = nn.Linear(self.kdim, K * D, bias=bias, **factory)
@@ -270,7 +265,7 @@ class MultiHeadAttention(nn.Module):
         if self.positions == "rotary":
             q = rotate(q, self.rotary_base, interleaved=self.rotary_interleaved)
             k = rotate(k, self.rotary_base, interleaved=self.rotary_interleaved)
-        if K != H or self.contiguous_keys:  # query head h reads key/value head h // (H / K)
+        if K != H:  # query head h reads key/value head h // (H / K)
             k = k.repeat_interleave(H // K, dim=1)  # (N, H, S, D)
             v = v.repeat_interleave(H // K, dim=1)  # (N, H, S, D)
 

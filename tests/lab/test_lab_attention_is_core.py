@@ -1,14 +1,16 @@
 """The lab model's attention is the core MultiHeadAttention, and computes what the lab's own
-attention class computed, to the last bit: the same initial weights from the same seed, the same
-outputs, weights and gradients, the same scores at the ``logits`` hook point.
+attention class computed: the same initial weights from the same seed, bit for bit, and the same
+outputs, weights, gradients and scores at the ``logits`` hook point up to rounding (the former
+class copied the keys before ``Q K^T`` even with one key/value head per query head, and that
+product can round differently in the last bit).
 
 The reference is the frozen copy of the former ``LabAttention``
 (``tests/lab/reference_lab_attention.py``). The map, switch by switch: ``num_kv_heads`` ->
 ``num_kv_heads``; ``positions="rotary"`` -> ``positions="rotary", rotary_interleaved=True``;
 ``positions="alibi"`` -> ``positions="alibi"`` (the same slopes when H is a power of two);
 ``windows`` -> ``window``; ``causal`` -> ``forward(..., is_causal=True)``; ``qk_norm=True`` ->
-``qk_norm="layer"``; ``init="linear"`` (``nn.Linear``'s own initialisation) and
-``contiguous_keys=True`` (the same rounding of ``Q K^T``); the lab always forms the weights.
+``qk_norm="layer"``; ``init="linear"`` (``nn.Linear``'s own initialisation); the lab always
+forms the weights.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from attnbook.positional import alibi_slopes as papers_slopes
 from tests.lab.reference_lab_attention import LabAttention, alibi_slopes
 
 EXACT = {"rtol": 0.0, "atol": 0.0}
+ROUNDING = {"rtol": 1e-5, "atol": 1e-5}  # float32: the last bits of Q K^T may differ
 
 SWITCHES = {
     "plain": {},
@@ -51,7 +54,7 @@ SWITCHES = {
         "scale_first": False,
     },
 }
-SIZES = [(16, 7), (32, 9)]  # (E, L); at (32, 9) Q K^T rounds differently unless contiguous_keys
+SIZES = [(16, 7), (32, 9)]  # (E, L); at (32, 9) Q K^T rounds differently in the two classes
 
 
 def lab_pair(seed: int, E: int, **switches) -> tuple[LabAttention, LabBlock]:
@@ -87,15 +90,15 @@ def test_the_lab_blocks_attention_equals_the_former_lab_attention(switches, E, L
 
     out, weights = lab(x, pad, need_weights=True, head_mask=head_mask)
     ref, ref_weights = block.attend(x, pad, True, head_mask)
-    torch.testing.assert_close(out, ref, **EXACT)
-    torch.testing.assert_close(weights, ref_weights, **EXACT)
+    torch.testing.assert_close(out, ref, **ROUNDING)
+    torch.testing.assert_close(weights, ref_weights, **ROUNDING)
     if switches.get("positions") != "alibi":  # the core adds ALiBi with the masks, after the hook
-        torch.testing.assert_close(seen["lab"], seen["core"], **EXACT)
+        torch.testing.assert_close(seen["lab"], seen["core"], **ROUNDING)
     grad = torch.randn_like(out)
     ours = torch.autograd.grad(out, [x, *lab.parameters()], grad)
     theirs = torch.autograd.grad(ref, [x, *block.attn.parameters()], grad)
     for name, a, b in zip(["x", *dict(lab.named_parameters())], ours, theirs):
-        torch.testing.assert_close(a, b, **EXACT, msg=lambda m, name=name: f"d/d {name}: {m}")
+        torch.testing.assert_close(a, b, **ROUNDING, msg=lambda m, name=name: f"d/d {name}: {m}")
     assert block.attend(x, pad, False, head_mask)[1] is None
 
 
@@ -107,8 +110,8 @@ def test_attention_dropout_drops_the_same_weights_in_training():
     out, weights = lab(x, need_weights=True)
     torch.manual_seed(7)
     ref, ref_weights = block.attend(x, None, True, None)
-    torch.testing.assert_close(out, ref, **EXACT)
-    torch.testing.assert_close(weights, ref_weights, **EXACT)
+    torch.testing.assert_close(out, ref, **ROUNDING)
+    torch.testing.assert_close(weights, ref_weights, **ROUNDING)
     assert (weights == 0).any()
 
 
@@ -154,15 +157,6 @@ def test_init_linear_keeps_nn_linears_draws_and_xavier_is_the_default():
     assert xavier.init == "xavier" and not xavier.q_proj.bias.any()
     with pytest.raises(ValueError, match="init"):
         MultiHeadAttention(12, 3, init="kaiming")
-
-
-def test_contiguous_keys_changes_only_the_rounding():
-    torch.manual_seed(0)
-    plain = MultiHeadAttention(32, 4)
-    copied = MultiHeadAttention(32, 4, contiguous_keys=True)
-    copied.load_state_dict(plain.state_dict())
-    x = torch.randn(3, 9, 32)
-    torch.testing.assert_close(copied(x, x, x)[0], plain(x, x, x)[0], rtol=1e-6, atol=1e-6)
 
 
 def test_the_logits_hook_point_sees_the_scaled_scores_before_the_masks():

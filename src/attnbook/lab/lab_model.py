@@ -68,10 +68,9 @@ class LabBlock(nn.Module):
     """Attention and feed-forward, each a residual branch, pre- or post-norm.
 
     ``attn`` is the core :class:`~attnbook.mha.MultiHeadAttention` with the lab's switches:
-    ``nn.Linear``'s own initialisation (``init="linear"``), keys copied before the product as
-    the lab always did (``contiguous_keys=True``: the same rounding), features paired
-    ``(2i, 2i+1)`` for rotary positions, ``qk_norm="layer"``, and always the path that forms the
-    weights, so that its ``logits`` hook point sees every forward pass. ALiBi uses the paper's slopes, which are
+    ``nn.Linear``'s own initialisation (``init="linear"``), features paired ``(2i, 2i+1)`` for
+    rotary positions, ``qk_norm="layer"``, and always the path that forms the weights, so that
+    its ``logits`` hook point sees every forward pass. ALiBi uses the paper's slopes, which are
     ``2**(-8h/H)`` when H is a power of two (every ALiBi model in the book has 4 heads).
     """
 
@@ -90,7 +89,6 @@ class LabBlock(nn.Module):
             scale=config.scale,
             scale_first=config.scale_first,
             init="linear",
-            contiguous_keys=True,
         )
         self.ff = FeedForward(config.d_model, config.dim_feedforward, dropout=0.0)
         self.norm1 = nn.LayerNorm(config.d_model)
