@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 
 __all__ = [
     "ATOL",
@@ -47,11 +47,11 @@ def reference(
     return scaled_dot_product_attention(query, key, value, mask, scale=scale)
 
 
-RANDOM = (
+RANDOM = N_(
     "your function gives different results for the same inputs: dropout (or something else "
     "random) is on; this attention has no dropout, so leave it out (dropout_p=0.0)"
 )
-SCALED_AFTER = (
+SCALED_AFTER = N_(
     "you divided by √d_k after the softmax, so each row of weights sums to 1/√d_k; divide the "
     "scores Q·Kᵀ by √d_k before the softmax"
 )
@@ -101,11 +101,14 @@ def attention_mistake(
     if close(output, unscaled / math.sqrt(d)):
         return tr(SCALED_AFTER)
     for scale, mistake in [
-        (1.0, "you forgot to divide the scores Q·Kᵀ by √d_k (the result equals the unscaled one)"),
-        (1.0 / d, "divide the scores by √d_k, not by d_k"),
+        (
+            1.0,
+            N_("you forgot to divide the scores Q·Kᵀ by √d_k (the result equals the unscaled one)"),
+        ),
+        (1.0 / d, N_("divide the scores by √d_k, not by d_k")),
         (
             1.0 / math.sqrt(value.size(-1)),
-            "d_k is the size of the queries and keys, not of the values",
+            N_("d_k is the size of the queries and keys, not of the values"),
         ),
     ]:
         if close(output, reference(query, key, value, mask, scale=scale)[0]):

@@ -22,7 +22,7 @@ from torch import Tensor
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.report import Report
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.models.handbuilt import (
     FEATURE_INDEX,
     FEATURES,
@@ -62,7 +62,7 @@ def _weight_of(
 
 def check_new_suspect(lexicon: Mapping[str, Sequence[float]]) -> Report:
     """Check a lexicon in which 王 was added so that 他 in 老王说他很累 points at 王."""
-    report = Report("a new suspect")
+    report = Report(N_("a new suspect"))
     sentence = "老王说他很累"
 
     def has_wang() -> str | None:
@@ -147,7 +147,7 @@ def _misses(w_q: Tensor, w_k: Tensor, back: bool) -> list[tuple[str, str, str]]:
 
 def check_two_way_lookup(matrices: Sequence[Tensor]) -> Report:
     """Check ``(w_q, w_k)``: pronouns find their antecedents and antecedents look back."""
-    report = Report("a two-way lookup")
+    report = Report(N_("a two-way lookup"))
     d = len(FEATURES)
 
     def shapes() -> str | None:

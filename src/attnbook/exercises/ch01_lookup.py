@@ -28,7 +28,7 @@ from attnbook.exercises.report import (
     expect_tensor,
     library,
 )
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 
 __all__ = ["check_sharpen", "check_soft_lookup"]
 
@@ -36,7 +36,7 @@ __all__ = ["check_sharpen", "check_soft_lookup"]
 def check_sharpen(direction: str, temperature: float) -> Report:
     """Check the answer to "multiply W_q by 2": does 他's weight on 张 go ``"up"`` or
     ``"down"``, and which temperature has the same effect (scores divided by T)?"""
-    report = Report("sharper or softer?")
+    report = Report(N_("sharper or softer?"))
 
     def direction_case() -> str | None:
         if not isinstance(direction, str) or direction.strip().lower() not in ("up", "down"):
@@ -61,12 +61,18 @@ def check_sharpen(direction: str, temperature: float) -> Report:
         if math.isclose(T, 0.5, rel_tol=1e-9):
             return None
         slips = {
-            2.0: "dividing the scores by T = 2 halves them and flattens the weights; doubling "
-            "them is dividing by T = 1/2",
-            0.25: "the scores are linear in W_q: doubling it doubles each score once, so T = "
-            "1/2, not 1/4",
-            2**-0.5: "the scores are linear in W_q: doubling it doubles each score, not by √2, "
-            "so T = 1/2",
+            2.0: N_(
+                "dividing the scores by T = 2 halves them and flattens the weights; doubling "
+                "them is dividing by T = 1/2"
+            ),
+            0.25: N_(
+                "the scores are linear in W_q: doubling it doubles each score once, so T = "
+                "1/2, not 1/4"
+            ),
+            2**-0.5: N_(
+                "the scores are linear in W_q: doubling it doubles each score, not by √2, "
+                "so T = 1/2"
+            ),
             2**0.5: "the scores are linear in W_q: doubling it doubles each score, not by √2, "
             "so T = 1/2",
         }
@@ -107,27 +113,27 @@ def _cases(seed: int = 0, n: int = 5, d: int = 4, dv: int = 3) -> tuple[Tensor, 
 # The usual slips, each (what is wrong, what it computes from query, keys, values, T).
 _LOOKUP_SLIPS: list[tuple[str, Callable[[Tensor, Tensor, Tensor, float], Tensor]]] = [
     (
-        "you also divide by √d: a soft lookup divides the scores by the temperature only",
+        N_("you also divide by √d: a soft lookup divides the scores by the temperature only"),
         lambda q, k, v, t: _reference(q, k, v, t * q.numel() ** 0.5),
     ),
     (
-        "you multiply the scores by the temperature; divide them by it instead",
+        N_("you multiply the scores by the temperature; divide them by it instead"),
         lambda q, k, v, t: _reference(q, k, v, 1.0 / t),
     ),
     (
-        "the temperature is ignored: divide the scores by it before the softmax",
+        N_("the temperature is ignored: divide the scores by it before the softmax"),
         lambda q, k, v, t: _reference(q, k, v, 1.0),
     ),
     (
-        "you return the plain average of the values: the weights ignore the query",
+        N_("you return the plain average of the values: the weights ignore the query"),
         lambda q, k, v, t: v.mean(0),
     ),
     (
-        "you weight the values by the raw scores; apply softmax to them first",
+        N_("you weight the values by the raw scores; apply softmax to them first"),
         lambda q, k, v, t: (k @ q / t) @ v,
     ),
     (
-        "you average the keys; the output is the weighted average of the VALUES",
+        N_("you average the keys; the output is the weighted average of the VALUES"),
         lambda q, k, v, t: torch.softmax(k @ q / t, dim=0) @ k,
     ),
 ]
@@ -162,10 +168,10 @@ def check_soft_lookup(soft_lookup: SoftLookup) -> Report:
     report = Report("soft_lookup", refused=refused)
 
     settings = {  # description -> (temperature, seed, n, d, dv)
-        "equals the reference at temperature 1": (1.0, 0, 5, 4, 3),
-        "temperature 0.5 divides the scores (sharper)": (0.5, 1, 5, 4, 3),
-        "temperature 3 divides the scores (flatter)": (3.0, 2, 5, 4, 3),
-        "other sizes: 7 keys of size 2, values of size 5": (1.0, 3, 7, 2, 5),
+        N_("equals the reference at temperature 1"): (1.0, 0, 5, 4, 3),
+        N_("temperature 0.5 divides the scores (sharper)"): (0.5, 1, 5, 4, 3),
+        N_("temperature 3 divides the scores (flatter)"): (3.0, 2, 5, 4, 3),
+        N_("other sizes: 7 keys of size 2, values of size 5"): (1.0, 3, 7, 2, 5),
     }
     runs: list[tuple[tuple, Tensor]] = []  # the usable outputs, to name a slip that fits them all
     outs: dict[str, object] = {}

@@ -11,7 +11,7 @@ import numbers
 
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.report import Report
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.measure import cost
 from attnbook.models import handbuilt
 from attnbook.tasks.vocab import tokenize
@@ -22,7 +22,7 @@ __all__ = ["check_variance", "check_largest_temperature", "check_bert_cost"]
 def check_variance(variance: float, divisor: float) -> Report:
     """Check the variance of q · k for components of variance σ² = 4 and d_k = 64, and the
     divisor that brings the scores back to variance 1."""
-    report = Report("scaling for other variances")
+    report = Report(N_("scaling for other variances"))
     sigma2, d = 4.0, 64
 
     def variance_case() -> str | None:
@@ -88,7 +88,7 @@ def check_largest_temperature(temperature: float) -> Report:
     """Check the largest temperature at which 张 gets at least 0.9 of 他's weight in chapter 2's
     example (scores divided by √d_k, then by T). The tolerance is one-sided: an answer up to
     ``TOLERANCE`` below the threshold passes, one above it (where 张 gets less than 0.9) fails."""
-    report = Report("the largest temperature that gives 张 0.9")
+    report = Report(N_("the largest temperature that gives 张 0.9"))
 
     def case() -> str | None:
         if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
@@ -145,10 +145,10 @@ def check_bert_cost(
     and the length from which the H·n² weights take at least as much memory as Q, K, V and the
     output (4·n·E numbers). All four are asked for: a missing ``memory_crossover`` is a failed
     line, not a skipped one."""
-    report = Report("where BERT-base spends its attention FLOPs and memory")
+    report = Report(N_("where BERT-base spends its attention FLOPs and memory"))
     truth = {
-        "the four projections": (cost.projection_flops(512, 512, 768), projection_flops),
-        "the attention core": (cost.attention_flops(512, 512, 768, 12), core_flops),
+        N_("the four projections"): (cost.projection_flops(512, 512, 768), projection_flops),
+        N_("the attention core"): (cost.attention_flops(512, 512, 768, 12), core_flops),
     }
     for name, (expected, answer) in truth.items():
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnbook.exercises.report import LearnerError, Report, as_int, call, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.mha import MultiHeadAttention
 
 __all__ = ["check_param_count", "check_fixed_head_size", "mha_param_count_reference"]
@@ -141,7 +141,7 @@ def check_param_count(mha_param_count: ParamCount) -> Report:
 
 def check_fixed_head_size(counts: dict[int, int]) -> Report:
     """Check ``{H: count}`` for a head size fixed at D = 64 (E = 64 H), H in 1, 2, 4, 8, 16."""
-    report = Report("parameters with a fixed head size")
+    report = Report(N_("parameters with a fixed head size"))
     heads = (1, 2, 4, 8, 16)
 
     def case() -> str | None:

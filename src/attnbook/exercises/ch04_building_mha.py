@@ -31,7 +31,7 @@ from attnbook.exercises.report import (
     expect_tensor,
     library,
 )
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_article_mask", "check_kdim_shapes"]
 
@@ -273,7 +273,7 @@ def check_kdim_shapes(
 ) -> Report:
     """Check the shapes predicted for ``MultiHeadAttention(8, 2, kdim=12, vdim=12)`` with a query
     (1, 6, 8) and keys and values (1, 5, 12), per-head weights, and its parameter count."""
-    report = Report("cross-attention between widths")
+    report = Report(N_("cross-attention between widths"))
     module = mha.MultiHeadAttention(8, 2, kdim=12, vdim=12)
     out, w = module(
         torch.zeros(1, 6, 8),
@@ -292,7 +292,7 @@ def check_kdim_shapes(
             tuple(output),
             tr("one row per QUERY, in the query's width: (N, L, E) = (1, 6, 8)"),
         ),
-        "per-head weights": (
+        N_("per-head weights"): (
             tuple(w.shape),
             tuple(weights),
             tr("one (L, S) = (6, 5) matrix per head: (N, H, L, S)"),

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attnbook.exercises.report import Report, call, changed_inputs, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.masks import mha_to_sdpa_mask
 
 __all__ = ["check_padding_to_sdpa"]
@@ -27,7 +27,7 @@ def check_padding_to_sdpa(convert: Callable[[Tensor], Tensor]) -> Report:
     ``True`` on padding, turned into the ``attn_mask`` that ``F.scaled_dot_product_attention``
     needs for queries (N, H, L, E) so that both ignore the same keys."""
     report = Report(
-        "padding mask for F.scaled_dot_product_attention", refused=library(mha_to_sdpa_mask)
+        N_("padding mask for F.scaled_dot_product_attention"), refused=library(mha_to_sdpa_mask)
     )
     padding = torch.tensor(
         [[False, False, False, True, True], [False] * 5, [False, True, True, True, True]]

@@ -21,7 +21,7 @@ from torch import Tensor, nn
 
 from attnbook.blocks import DecoderBlock, EncoderBlock
 from attnbook.exercises.report import LearnerError, Report, call, changed_inputs, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.positional import sinusoidal_encoding
 
 __all__ = [
@@ -50,16 +50,25 @@ def _sinusoidal_mistakes(length: int, E: int) -> dict[str, Tensor]:
     halves = torch.cat([right[:, 0::2], right[:, 1::2]], dim=1)  # (L, E)
     from_one = sinusoidal_encoding(length + 1, E, dtype=torch.float64)[1:]
     return {
-        "you put all the sines first and all the cosines after (as some codebases do); the "
-        "paper interleaves them: sine in even columns 2i, cosine in odd columns 2i+1": halves,
-        "sine and cosine are swapped: even columns (2i) take the sine, odd columns the "
-        "cosine": swapped,
-        "columns 2i and 2i+1 must share one frequency, 1 / 10000**(2i/E); you gave every "
-        "column j its own, 1 / 10000**(j/E)": per_column,
-        "the exponent is 2i/E where 2i is the even column index (0, 2, 4, ...); you used "
-        "2 * (2i) / E, so the wavelengths grow too fast": too_fast,
-        "positions start at 0, so row 0 is sin(0) = 0, cos(0) = 1; your rows start at "
-        "position 1": from_one,
+        N_(
+            "you put all the sines first and all the cosines after (as some codebases do); the "
+            "paper interleaves them: sine in even columns 2i, cosine in odd columns 2i+1"
+        ): halves,
+        N_(
+            "sine and cosine are swapped: even columns (2i) take the sine, odd columns the cosine"
+        ): swapped,
+        N_(
+            "columns 2i and 2i+1 must share one frequency, 1 / 10000**(2i/E); you gave every "
+            "column j its own, 1 / 10000**(j/E)"
+        ): per_column,
+        N_(
+            "the exponent is 2i/E where 2i is the even column index (0, 2, 4, ...); you used "
+            "2 * (2i) / E, so the wavelengths grow too fast"
+        ): too_fast,
+        N_(
+            "positions start at 0, so row 0 is sin(0) = 0, cos(0) = 1; your rows start at "
+            "position 1"
+        ): from_one,
     }
 
 
@@ -155,15 +164,15 @@ def _block_mistakes(block: EncoderBlock, x: Tensor) -> dict[str, Tensor]:
     swapped = x + a(n2(x))
     swapped = swapped + f(n1(swapped))
     return {
-        "this is post-LN: you normalise after adding the residual; in pre-LN each sublayer "
-        "reads norm(x) and its output is added to the un-normalised x": post,
-        "the residual must carry the un-normalised x: you added the sublayer's output to "
-        "norm(x) instead of to x": normalised_residual,
-        "the feed-forward sublayer is missing (x = x + ff(norm2(x)))": h,
-        "the attention sublayer is missing (x = x + self_attn(norm1(x)))": x + f(n2(x)),
-        "you applied a final layer norm inside the block; in a pre-LN stack it comes once, "
-        "after the last block": n2(h + f(n2(h))),
-        "you swapped the norms: norm1 belongs to the attention, norm2 to the feed-forward":
+        N_("this is post-LN: you normalise after adding the residual; in pre-LN each sublayer "
+        "reads norm(x) and its output is added to the un-normalised x"): post,
+        N_("the residual must carry the un-normalised x: you added the sublayer's output to "
+        "norm(x) instead of to x"): normalised_residual,
+        N_("the feed-forward sublayer is missing (x = x + ff(norm2(x)))"): h,
+        N_("the attention sublayer is missing (x = x + self_attn(norm1(x)))"): x + f(n2(x)),
+        N_("you applied a final layer norm inside the block; in a pre-LN stack it comes once, "
+        "after the last block"): n2(h + f(n2(h))),
+        N_("you swapped the norms: norm1 belongs to the attention, norm2 to the feed-forward"):
             swapped,
     }  # fmt: skip
 
@@ -197,11 +206,13 @@ def _dropout_mistakes(block: EncoderBlock, x: Tensor) -> dict[str, Tensor]:
     before = x + a(d1(n1(x)))
     before = before + f(d2(n2(before)))
     return {
-        "dropout belongs to the sublayer's output before the residual addition "
-        "(x + dropout(sublayer(norm(x)))), not to the sum": over_sum,
-        "dropout1 and dropout2 are not applied (in training they must be)": none,
-        "dropout1 goes with the attention sublayer, dropout2 with the feed-forward": swapped,
-        "dropout acts on the sublayer's OUTPUT, not on its input": before,
+        N_(
+            "dropout belongs to the sublayer's output before the residual addition "
+            "(x + dropout(sublayer(norm(x)))), not to the sum"
+        ): over_sum,
+        N_("dropout1 and dropout2 are not applied (in training they must be)"): none,
+        N_("dropout1 goes with the attention sublayer, dropout2 with the feed-forward"): swapped,
+        N_("dropout acts on the sublayer's OUTPUT, not on its input"): before,
     }
 
 
@@ -209,7 +220,7 @@ class _BlockForwardCalled(Exception):
     """Raised when the learner calls the block itself instead of its parts."""
 
 
-_CALLED_THE_BLOCK = (
+_CALLED_THE_BLOCK = N_(
     "write the block from its parts (norm1, self_attn, ff, norm2, dropout1, dropout2): "
     "you called the block itself (block(x) or block.forward), which runs the library's "
     "forward, not yours"
@@ -308,7 +319,7 @@ def check_pre_ln_block(pre_ln_forward: BlockForward) -> Report:
 def check_decoder_count(total: int, attention: int) -> Report:
     """Check the parameters of a decoder block (E = 512, H = 8, F = 2048) and of its two
     attention layers, counted by hand."""
-    report = Report("decoder block parameters")
+    report = Report(N_("decoder block parameters"))
     block = DecoderBlock(512, 8, 2048, device="meta")
     true_total = sum(p.numel() for p in block.parameters())
     true_attention = sum(

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 
 from attnbook.exercises.report import Report, call, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.train import lr_factor
 
 __all__ = ["check_transformer_schedule", "check_kv_rows"]
@@ -29,14 +29,14 @@ def check_transformer_schedule(transformer_lr: Callable[[int, int, int], float])
         return (d * w) ** -0.5 * lr_factor(step, w, 10**9, "inverse_sqrt")
 
     mistakes = {
-        "the warm-up term is step * warmup_steps**-1.5 (so that both terms meet at "
-        "step = warmup_steps); you used warmup_steps**-0.5":
+        N_("the warm-up term is step * warmup_steps**-1.5 (so that both terms meet at "
+        "step = warmup_steps); you used warmup_steps**-0.5"):
             lambda s, d, w: d**-0.5 * min(s**-0.5, s * w**-0.5),
-        "the whole rate is scaled by d_model**-0.5; that factor is missing":
+        N_("the whole rate is scaled by d_model**-0.5; that factor is missing"):
             lambda s, d, w: min(s**-0.5, s * w**-1.5),
-        "take the MINIMUM of the two terms: the linear one while warming up, the decaying one "
-        "after": lambda s, d, w: d**-0.5 * max(s**-0.5, s * w**-1.5),
-        "steps count from 1 here; you used step + 1 (a 0-based step counter)":
+        N_("take the MINIMUM of the two terms: the linear one while warming up, the decaying one "
+        "after"): lambda s, d, w: d**-0.5 * max(s**-0.5, s * w**-1.5),
+        N_("steps count from 1 here; you used step + 1 (a 0-based step counter)"):
             lambda s, d, w: d**-0.5 * min((s + 1) ** -0.5, (s + 1) * w**-1.5),
     }  # fmt: skip
 
@@ -94,27 +94,27 @@ def check_kv_rows(kv_rows: Callable[[int, int, int, bool], int]) -> Report:
         return n * (T + S)
 
     mistakes = {
-        "at step t the uncached decoder projects the t positions so far, not all T: "
-        "1 + 2 + ... + T = T(T + 1)/2 rows, not T*T":
+        N_("at step t the uncached decoder projects the t positions so far, not all T: "
+        "1 + 2 + ... + T = T(T + 1)/2 rows, not T*T"):
             lambda T, S, n, c: n * (T * T + T * S),
-        "at step t the uncached decoder projects all t positions so far, the newest "
-        "included: 1 + 2 + ... + T = T(T + 1)/2 rows, not T(T - 1)/2":
+        N_("at step t the uncached decoder projects all t positions so far, the newest "
+        "included: 1 + 2 + ... + T = T(T + 1)/2 rows, not T(T - 1)/2"):
             lambda T, S, n, c: n * (T * (T - 1) // 2 + T * S),
-        "the cross-attention keys count too: S rows of the memory per layer (once with the "
-        "cache, at every step without)":
+        N_("the cross-attention keys count too: S rows of the memory per layer (once with the "
+        "cache, at every step without)"):
             lambda T, S, n, c: n * (T if c else T * (T + 1) // 2),
-        "the cache also keeps the cross-attention keys: the memory is projected once, not "
-        "at every step":
+        N_("the cache also keeps the cross-attention keys: the memory is projected once, not "
+        "at every step"):
             lambda T, S, n, c: n * (T + T * S) if c else None,
-        "without the cache the decoder projects the memory again at every step: T*S rows per "
-        "layer, not S":
+        N_("without the cache the decoder projects the memory again at every step: T*S rows per "
+        "layer, not S"):
             lambda T, S, n, c: None if c else n * (T * (T + 1) // 2 + S),
-        "every one of the num_layers decoder layers has its own projections":
+        N_("every one of the num_layers decoder layers has its own projections"):
             lambda T, S, n, c: cached(T, S, 1) if c else uncached(T, S, 1),
-        "T counts the generated tokens; <s> is the first step's input, not one more step":
+        N_("T counts the generated tokens; <s> is the first step's input, not one more step"):
             lambda T, S, n, c: (cached if c else uncached)(T + 1, S, n),
-        "count the key projections only: the value projections see the same rows, so "
-        "counting both doubles the answer":
+        N_("count the key projections only: the value projections see the same rows, so "
+        "counting both doubles the answer"):
             lambda T, S, n, c: 2 * (cached if c else uncached)(T, S, n),
     }  # fmt: skip
 

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attnbook.exercises.report import Report, call, call_as_is, changed_inputs, expect_tensor
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 
 __all__ = ["check_pointer_loss"]
 
@@ -98,7 +98,7 @@ def _gradient_problem(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> st
 
 def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> Report:
     """Chapter 6: compare the reader's pointer loss with ``F.cross_entropy``."""
-    report = Report("pointer loss")
+    report = Report(N_("pointer loss"))
 
     def loss(x: Tensor, target: Tensor) -> Tensor | str:
         with _watch_cross_entropy(my_pointer_loss) as used:

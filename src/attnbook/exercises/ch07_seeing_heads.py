@@ -29,7 +29,7 @@ from attnbook.exercises.report import (
     expect_tensor,
     library,
 )
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.interp.coref_heads import name_action_weight, pronoun_hits
 from attnbook.tasks.coref import LEXICON, CorefTask, Example
 
@@ -100,34 +100,34 @@ def _on_antecedent(weights: Tensor, pronoun: Tensor, antecedent: Tensor) -> Tens
 
 
 _HITS_MISTAKES: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
-    "you read the pronoun's column (who attends TO it); read its row: "
-    "weights[n, h, pronoun[n], :] is where the pronoun looks": lambda w, p, a: pronoun_hits(
-        w.transpose(-1, -2), p, a
-    ),
-    "you average the weight on the antecedent; count how often it is the LARGEST weight": (
+    N_(
+        "you read the pronoun's column (who attends TO it); read its row: "
+        "weights[n, h, pronoun[n], :] is where the pronoun looks"
+    ): lambda w, p, a: pronoun_hits(w.transpose(-1, -2), p, a),
+    N_("you average the weight on the antecedent; count how often it is the LARGEST weight"): (
         lambda w, p, a: _on_antecedent(w, p, a).mean(0)
     ),
-    "you count weights above 0.5; the antecedent can be the largest weight of its row "
-    "with less than half of it (head 1 here: 0.4): compare with the row's argmax": (
-        lambda w, p, a: (_on_antecedent(w, p, a) > 0.5).float().mean(0)
-    ),
-    "you count the hits; divide by the number of sentences to get a fraction": (
+    N_(
+        "you count weights above 0.5; the antecedent can be the largest weight of its row "
+        "with less than half of it (head 1 here: 0.4): compare with the row's argmax"
+    ): (lambda w, p, a: (_on_antecedent(w, p, a) > 0.5).float().mean(0)),
+    N_("you count the hits; divide by the number of sentences to get a fraction"): (
         lambda w, p, a: pronoun_hits(w, p, a) * len(p)
     ),
-    "weights[:, :, pronoun] takes every sentence's row at every sentence's pronoun "
-    "position; pair them: weights[torch.arange(N), :, pronoun]": (
-        lambda w, p, a: (w[:, :, p].argmax(-1) == a[:, None, None]).float().mean((0, 2))
-    ),
+    N_(
+        "weights[:, :, pronoun] takes every sentence's row at every sentence's pronoun "
+        "position; pair them: weights[torch.arange(N), :, pronoun]"
+    ): (lambda w, p, a: (w[:, :, p].argmax(-1) == a[:, None, None]).float().mean((0, 2))),
 }
 
 
 def check_head_hits(my_head_hits: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Report:
     """Chapter 7: the fraction of sentences where each head's pronoun row peaks on the antecedent."""
-    report = Report("head hits", refused=library(pronoun_hits))
+    report = Report(N_("head hits"), refused=library(pronoun_hits))
     cases = {
-        "6 sentences, 3 heads, one peaking at 0.4": random_attention(0, 6, 3, 7),
+        N_("6 sentences, 3 heads, one peaking at 0.4"): random_attention(0, 6, 3, 7),
         "9 sentences, 2 heads, 10 positions": random_attention(1, 9, 2, 10),
-        "1 sentence, 4 heads": random_attention(2, 1, 4, 6),
+        N_("1 sentence, 4 heads"): random_attention(2, 1, 4, 6),
     }
     cases = {d: (w, p, a) for d, (w, _, p, a) in cases.items()}
     _tensor_cases(report, my_head_hits, cases, pronoun_hits, _HITS_MISTAKES, "my_head_hits")
@@ -156,25 +156,35 @@ def _every_pair(w: Tensor, names: Tensor, actions: Tensor) -> Tensor:
 
 
 _BINDING_MISTAKES: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
-    "you read the action's row (where it looks); read each NAME's row": lambda w, nm, ac: (
+    N_("you read the action's row (where it looks); read each NAME's row"): lambda w, nm, ac: (
         name_action_weight(w.transpose(-1, -2), nm, ac)
     ),
-    "you average every name's weight on every action; take each name's weight on its OWN "
-    "action only (the diagonal)": _every_pair,
-    "you sum; take the mean over people and sentences": lambda w, nm, ac: (
+    N_(
+        "you average every name's weight on every action; take each name's weight on its OWN "
+        "action only (the diagonal)"
+    ): _every_pair,
+    N_("you sum; take the mean over people and sentences"): lambda w, nm, ac: (
         name_action_weight(w, nm, ac) * nm.numel()
     ),
-    "you read each name's weight on the NEXT token; the action is at actions[n, p], and an "
-    "adverb can stand in between": lambda w, nm, ac: name_action_weight(w, nm, nm + 1),
+    N_(
+        "you read each name's weight on the NEXT token; the action is at actions[n, p], and an "
+        "adverb can stand in between"
+    ): lambda w, nm, ac: name_action_weight(w, nm, nm + 1),
 }
 
 
 def check_binding(my_binding: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Report:
     """Chapter 7: the mean weight from each name to its own action, per head."""
-    report = Report("binding head", refused=library(name_action_weight))
+    report = Report(N_("binding head"), refused=library(name_action_weight))
     cases = {
-        "6 sentences, 3 heads, 3 people": (random_attention(0, 6, 3, 9)[0], *_people(0, 6, 3, 9)),
-        "4 sentences, 2 heads, 5 people": (random_attention(1, 4, 2, 12)[0], *_people(1, 4, 5, 12)),
+        N_("6 sentences, 3 heads, 3 people"): (
+            random_attention(0, 6, 3, 9)[0],
+            *_people(0, 6, 3, 9),
+        ),
+        N_("4 sentences, 2 heads, 5 people"): (
+            random_attention(1, 4, 2, 12)[0],
+            *_people(1, 4, 5, 12),
+        ),
     }
     _tensor_cases(report, my_binding, cases, name_action_weight, _BINDING_MISTAKES, "my_binding")
     weights, _, _, _ = random_attention(2, 3, 2, 8)
@@ -182,7 +192,7 @@ def check_binding(my_binding: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Rep
     report.run(
         "does not modify its inputs",
         lambda: changed_inputs(
-            my_binding, ("weights", "names", "actions"), weights, names, actions
+            my_binding, ("weights", N_("names"), "actions"), weights, names, actions
         ),
     )
     return report
@@ -204,24 +214,28 @@ def _nearest_of(example: Example, gender: str) -> int:
 
 
 _BASELINE_MISTAKES: dict[str, Callable[[Example], int]] = {
-    "you return example.antecedent, the answer itself; the baseline must find the name from "
-    "the pronoun's gender and the names' positions alone": lambda e: e.antecedent,
-    "you ignore gender: only names of the pronoun's gender count": lambda e: (
+    N_(
+        "you return example.antecedent, the answer itself; the baseline must find the name from "
+        "the pronoun's gender and the names' positions alone"
+    ): lambda e: e.antecedent,
+    N_("you ignore gender: only names of the pronoun's gender count"): lambda e: (
         e.nearest_preceding_name()
     ),
-    "you take the other gender's names: read the pronoun's gender in its own language (他 is male)": (
-        lambda e: _nearest_of(e, _gender(e, opposite=True))
-    ),
-    "you read the gender in English only (tokens[pronoun] == 'he'); read it in the sentence's "
-    'own language, LEXICON[language]["pronoun"] (他 is male)': lambda e: _nearest_of(
-        e, "male" if e.tokens[e.pronoun] == "he" else "female"
-    ),
-    "you take the FIRST name of the right gender; take the nearest one": (
+    N_(
+        "you take the other gender's names: read the pronoun's gender in its own language (他 is male)"
+    ): (lambda e: _nearest_of(e, _gender(e, opposite=True))),
+    N_(
+        "you read the gender in English only (tokens[pronoun] == 'he'); read it in the sentence's "
+        'own language, LEXICON[language]["pronoun"] (他 is male)'
+    ): lambda e: _nearest_of(e, "male" if e.tokens[e.pronoun] == "he" else "female"),
+    N_("you take the FIRST name of the right gender; take the nearest one"): (
         lambda e: min(_names_of(e, _gender(e)))
     ),
-    "return the name's POSITION in the sentence (an index into tokens), not its index among the "
-    "candidates": lambda e: e.candidates.index(e.nearest_preceding_name(same_gender=True)),
-    "only names BEFORE the pronoun count": (
+    N_(
+        "return the name's POSITION in the sentence (an index into tokens), not its index among the "
+        "candidates"
+    ): lambda e: e.candidates.index(e.nearest_preceding_name(same_gender=True)),
+    N_("only names BEFORE the pronoun count"): (
         lambda e: min(_names_of(e, _gender(e)), key=lambda c: (abs(c - e.pronoun), c > e.pronoun))
     ),
 }
@@ -261,12 +275,12 @@ def check_gender_baseline(my_baseline: Callable[[Example], int]) -> Report:
         "Example.nearest_preceding_name(same_gender=True)",
         when=lambda *args, **kwargs: bool(kwargs.get("same_gender", args[1:2] == (True,))),
     )
-    report = Report("gender-aware baseline", refused=(same_gender,))
+    report = Report(N_("gender-aware baseline"), refused=(same_gender,))
     cases = {
-        "English sentences, test split": CorefTask("en").examples(60, "test", seed=5),
-        "Chinese sentences, held-out pairs": CorefTask("zh").examples(60, "pairs", seed=5),
-        "six-person sentences": CorefTask("en").examples(60, "long", seed=5),
-        "a name after the pronoun does not count": [_name_after_the_pronoun()],
+        N_("English sentences, test split"): CorefTask("en").examples(60, "test", seed=5),
+        N_("Chinese sentences, held-out pairs"): CorefTask("zh").examples(60, "pairs", seed=5),
+        N_("six-person sentences"): CorefTask("en").examples(60, "long", seed=5),
+        N_("a name after the pronoun does not count"): [_name_after_the_pronoun()],
     }
     given: dict[str, list | LearnerError] = {}
     with report.refusing():

@@ -16,7 +16,7 @@ from torch import Tensor
 
 from attnbook.exercises.cases import random_attention
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.interp.ablation import replace_head
 from attnbook.interp.head_stats import head_entropy
 
@@ -45,7 +45,7 @@ def check_head_entropy(my_head_entropy: Callable[[Tensor, Tensor], Tensor]) -> R
     The mean is over all real query positions of all sentences together: every real query
     counts once (the average :func:`~attnbook.interp.head_stats.head_entropy` takes).
     """
-    report = Report("head entropy", refused=library(head_entropy))
+    report = Report(N_("head entropy"), refused=library(head_entropy))
 
     def case(seed: int, N: int, H: int, S: int) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -190,7 +190,7 @@ def check_replace_head(
 
     The reference is :func:`attnbook.interp.ablation.replace_head`.
     """
-    report = Report("replace one head", refused=library(replace_head))
+    report = Report(N_("replace one head"), refused=library(replace_head))
 
     def case(N: int, S: int, H: int, D: int, head: int, mean: bool) -> Callable[[], str | None]:
         def run() -> str | None:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 
 from attnbook.exercises.report import Report, call
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 
 __all__ = ["check_causal_tiles", "check_how_long", "check_checkpoint_segments"]
 
@@ -38,7 +38,7 @@ def _causal_tiles(n: int, block: int) -> tuple[int, int]:
 def check_causal_tiles(computed: int, masked: int, fraction: float) -> Report:
     """Check the tile counts for n = 16,384, square blocks of 512, ``is_causal=True``: tiles
     computed, tiles that need the mask inside them, and the fraction of the non-causal work."""
-    report = Report("half the tiles")
+    report = Report(N_("half the tiles"))
     n, b = 16_384, 512
     true_computed, true_masked = _causal_tiles(n, b)
     T = n // b
@@ -81,7 +81,7 @@ def check_how_long(naive_max_n: int, chunked_max_tokens: int) -> Report:
     """Check the longest sequences that fit a hypothetical machine with 24 GiB of memory (8
     head-batches, d = 64, float32): naive attention (two n x n tensors) and chunked attention
     (Q, K, V, the output and 16 MiB of tiles: one 512 x 512 tile of scores and its weights)."""
-    report = Report("how long can a sequence be?")
+    report = Report(N_("how long can a sequence be?"))
     memory = 24 * 2**30
 
     def naive_case() -> str | None:
@@ -125,7 +125,7 @@ def check_checkpoint_segments(
     ``s`` layers (inputs of size ``a`` kept at every segment's start, the activations ``A`` of
     each layer of the one segment being recomputed), and ``best_segment(a, A)``, the ``s`` that
     minimises it: √(24a/A), or the best whole number of layers."""
-    report = Report("where to put the checkpoints")
+    report = Report(N_("where to put the checkpoints"))
 
     def right(s: int, a: float, A: float) -> float:
         return LAYERS / s * a + s * A
@@ -133,15 +133,21 @@ def check_checkpoint_segments(
     # Each slip as a function of the number of segments n (24/s, or ceil(24/s) when s does not
     # divide 24: the last segment is shorter), s, a and A.
     slips = {
-        "only the input of each segment is kept: 24/s inputs of size a, not 24": lambda n, s, a, A: (
-            LAYERS * a + s * A
-        ),
-        "the segment being recomputed holds the activations of all its s layers at once: s·A, "
-        "not A": lambda n, s, a, A: n * a + A,
-        "only one segment is recomputed at a time: its s layers' activations, s·A, not those of "
-        "all 24 layers": lambda n, s, a, A: n * a + LAYERS * A,
-        "you swapped the roles: segments of s layers keep 24/s inputs and recompute s layers, "
-        "24a/s + s·A": lambda n, s, a, A: s * a + n * A,
+        N_(
+            "only the input of each segment is kept: 24/s inputs of size a, not 24"
+        ): lambda n, s, a, A: LAYERS * a + s * A,
+        N_(
+            "the segment being recomputed holds the activations of all its s layers at once: s·A, "
+            "not A"
+        ): lambda n, s, a, A: n * a + A,
+        N_(
+            "only one segment is recomputed at a time: its s layers' activations, s·A, not those of "
+            "all 24 layers"
+        ): lambda n, s, a, A: n * a + LAYERS * A,
+        N_(
+            "you swapped the roles: segments of s layers keep 24/s inputs and recompute s layers, "
+            "24a/s + s·A"
+        ): lambda n, s, a, A: s * a + n * A,
     }
     sizes = [
         (s, a, A) for s in (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24) for a, A in ((1.0, 6.0), (3.0, 2.0))
@@ -202,11 +208,15 @@ def check_checkpoint_segments(
         if all(fine(a, A, s) for (a, A), s in zip(pairs, values)):
             return None
         best_slips = {
-            "the optimum is where the derivative -24a/s² + A is 0: s² = 24a/A, so s = √(24a/A) "
-            "(you left out the square root)": lambda a, A: LAYERS * a / A,
-            "s = √(24a/A): many inputs (large a) call for longer segments, large activations "
-            "for shorter ones; you have it upside down": lambda a, A: math.sqrt(LAYERS * A / a),
-            "s = √(24a/A): the number of layers, 24, belongs under the root": lambda a, A: (
+            N_(
+                "the optimum is where the derivative -24a/s² + A is 0: s² = 24a/A, so s = √(24a/A) "
+                "(you left out the square root)"
+            ): lambda a, A: LAYERS * a / A,
+            N_(
+                "s = √(24a/A): many inputs (large a) call for longer segments, large activations "
+                "for shorter ones; you have it upside down"
+            ): lambda a, A: math.sqrt(LAYERS * A / a),
+            N_("s = √(24a/A): the number of layers, 24, belongs under the root"): lambda a, A: (
                 math.sqrt(a / A)
             ),
         }

@@ -26,7 +26,7 @@ from attnbook.exercises.attention_mistakes import block_mistake
 from attnbook.exercises.cases import random_qkv
 from attnbook.exercises.observers import LargestTensor
 from attnbook.exercises.report import Refused, Report, call, changed_inputs, expect_tensor, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 
 __all__ = ["check_online_softmax_merge", "check_block_attention"]
 
@@ -64,7 +64,7 @@ def _against(scores: Tensor, values: Tensor, m: Tensor) -> tuple[Tensor, Tensor]
 def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report:
     """Run the reader's ``merge`` on pairs of blocks and compare with a softmax over both; check
     that ``l`` and ``acc`` are relative to the returned ``m``, and merge three blocks in a row."""
-    report = Report("online softmax merge", refused=library(online_softmax_merge))
+    report = Report(N_("online softmax merge"), refused=library(online_softmax_merge))
     g = torch.Generator().manual_seed(0)
     scores, values = 3 * torch.randn(4, 9, generator=g), torch.randn(9, 2, generator=g)
     a, b = _state(scores[:, :4], values[:4]), _state(scores[:, 4:], values[4:])
@@ -264,7 +264,7 @@ def check_block_attention(
         *library(scaled_dot_product_attention, chunked_attention, attention_block),
         Refused(F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
     )
-    report = Report("attention over key blocks", refused=refused)
+    report = Report(N_("attention over key blocks"), refused=refused)
 
     def blocks(size: int, seed: int = 1, L: int = 5, S: int = 11, E: int = 4, Ev: int = 3):
         def case() -> str | None:

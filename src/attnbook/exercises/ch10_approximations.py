@@ -34,7 +34,7 @@ from attnbook.exercises.report import (
     expect_tensor,
     library,
 )
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 
 __all__ = [
     "check_linear_attention",
@@ -60,7 +60,7 @@ def _factored(phi_q: Tensor, phi_k: Tensor, v: Tensor, mean_normaliser: bool = F
 def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Report:
     """Compare the reader's non-causal ``linear_attn(query, key, value)`` with the library."""
     report = Report(
-        "linear attention",
+        N_("linear attention"),
         refused=library(linear_attention, linear_attention_weights, linear_attention_recurrent),
     )
 
@@ -146,7 +146,7 @@ def check_linear_attention(linear_attn: Callable[[Tensor, Tensor, Tensor], Tenso
 def check_state_bytes(kv_cache: int, state: int) -> Report:
     """Check the bytes per head at n = 16,384, d = 64, float32: softmax attention's KV cache
     and the recurrent state of linear attention (S, d x d, and z, d)."""
-    report = Report("the state of a linear-attention RNN")
+    report = Report(N_("the state of a linear-attention RNN"))
     n, d, size = 16_384, 64, 4
     true_cache, true_state = 2 * n * d * size, (d * d + d) * size
 
@@ -184,7 +184,7 @@ def check_window_layers(reach: Callable[[int, int], int], layers_needed: int) ->
     """Check ``reach(layers, w)``, how far back information can travel through that many layers
     of local attention of half-width ``w``, and the layers of ``w = 128`` a 16,384-token context
     needs."""
-    report = Report("how far can a window see?")
+    report = Report(N_("how far can a window see?"))
 
     def reach_case() -> str | None:
         for layers, w in [(1, 4), (3, 4), (5, 128)]:
@@ -242,7 +242,7 @@ def check_linear_limit(weight_on_first: Callable[[float, int], float]) -> Report
     gives item 1 of P one-hot keys e_1 ... e_P for the query c·e_1, as a formula in c and P
     (compared with the weights computed from φ, for c ≥ 0), which tends to 2/(P + 1)."""
     refused = library(linear_attention, linear_attention_weights, linear_attention_recurrent)
-    report = Report("the limit 2 / (P + 1)", refused=refused)
+    report = Report(N_("the limit 2 / (P + 1)"), refused=refused)
 
     def numeric_formula(c: float, P: int) -> float:  # the closed form, for P too large to build
         return (2 * c + P + 1) / ((2 * c + P + 1) + (P - 1) * (c + P + 1))
@@ -253,20 +253,20 @@ def check_linear_limit(weight_on_first: Callable[[float, int], float]) -> Report
         return float(kernel[0] / kernel.sum())
 
     slips = {
-        "that is 2/(P + 1) at every c, the limit only: φ(c·e_1) = elu(c·e_1) + 1 has 1 in "
-        "every other coordinate too, so φ(q)·φ(e_j) = (c + 1) + 2 + (P - 2) for j ≠ 1":
+        N_("that is 2/(P + 1) at every c, the limit only: φ(c·e_1) = elu(c·e_1) + 1 has 1 in "
+        "every other coordinate too, so φ(q)·φ(e_j) = (c + 1) + 2 + (P - 2) for j ≠ 1"):
             lambda c, P: 2 / (P + 1),
-        "φ(e_j) = elu(e_j) + 1 has 2 in coordinate j and 1 in every other one, and so has "
-        "φ(q) outside coordinate 1: you left out those 1s":
+        N_("φ(e_j) = elu(e_j) + 1 has 2 in coordinate j and 1 in every other one, and so has "
+        "φ(q) outside coordinate 1: you left out those 1s"):
             lambda c, P: _weight_on_first(c, P, q_ones=False, k_ones=False),
-        "φ(e_j) = elu(e_j) + 1 has 1 in every coordinate but j (where it has 2): you left out "
-        "those 1s": lambda c, P: _weight_on_first(c, P, k_ones=False),
-        "that is softmax attention's weight, exp(c) / (exp(c) + P - 1); linear attention "
-        "replaces exp(q·k) by φ(q)·φ(k)": lambda c, P: 1 / (1 + (P - 1) * math.exp(-c)),
-        "that is uniform weight, 1/P; the weight on item 1 grows with c (and tends to "
-        "2/(P + 1))": lambda c, P: 1 / P,
-        "elu(c) + 1 = c + 1 for c ≥ 0 (not c)": lambda c, P: _weight_on_first(c - 1, P),
-        "there are P - 1 other items, not P": lambda c, P: (
+        N_("φ(e_j) = elu(e_j) + 1 has 1 in every coordinate but j (where it has 2): you left out "
+        "those 1s"): lambda c, P: _weight_on_first(c, P, k_ones=False),
+        N_("that is softmax attention's weight, exp(c) / (exp(c) + P - 1); linear attention "
+        "replaces exp(q·k) by φ(q)·φ(k)"): lambda c, P: 1 / (1 + (P - 1) * math.exp(-c)),
+        N_("that is uniform weight, 1/P; the weight on item 1 grows with c (and tends to "
+        "2/(P + 1))"): lambda c, P: 1 / P,
+        N_("elu(c) + 1 = c + 1 for c ≥ 0 (not c)"): lambda c, P: _weight_on_first(c - 1, P),
+        N_("there are P - 1 other items, not P"): lambda c, P: (
             (2 * c + P + 1) / ((2 * c + P + 1) + P * (c + P + 1))
         ),
     }  # fmt: skip

@@ -18,11 +18,11 @@ from torch import Tensor
 from attnbook.attention import scaled_dot_product_attention
 from attnbook.exercises.observers import AUTOGRAD
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 
 __all__ = ["check_attention_backward", "check_backward_memory"]
 
-_BY_HAND = (
+_BY_HAND = N_(
     "your function uses autograd ({names}): the exercise asks for the gradients written out. "
     "Recompute P = exp(Q Kᵀ/√E - lse), then dV = Pᵀ dO, dP = dO Vᵀ, D = rowsum(dO ∘ O), "
     "dS = P ∘ (dP - D), dQ = dS K/√E and dK = dSᵀ Q/√E"
@@ -69,26 +69,30 @@ def _gradients(q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, do: Tens
 
 
 _SLIPS: dict[str, dict[str, bool]] = {
-    "dS = P (dP - D): the term D_i = sum_k dO_ik O_ik, which the softmax subtracts, is missing": {
-        "no_d": True
-    },
-    "D_i is the P-weighted sum of dP's row, sum_j P_ij dP_ij (= sum_k dO_ik O_ik), not its plain "
-    "sum": {"plain_sum": True},
-    "dS = P (dP - D): subtract D_i, do not add it": {"d_added": True},
-    "the scores were scaled by 1/√E, so dQ = (1/√E) dS K (and dK = (1/√E) dSᵀ Q)": {
+    N_(
+        "dS = P (dP - D): the term D_i = sum_k dO_ik O_ik, which the softmax subtracts, is missing"
+    ): {"no_d": True},
+    N_(
+        "D_i is the P-weighted sum of dP's row, sum_j P_ij dP_ij (= sum_k dO_ik O_ik), not its plain "
+        "sum"
+    ): {"plain_sum": True},
+    N_("dS = P (dP - D): subtract D_i, do not add it"): {"d_added": True},
+    N_("the scores were scaled by 1/√E, so dQ = (1/√E) dS K (and dK = (1/√E) dSᵀ Q)"): {
         "dq_unscaled": True
     },
-    "the scores were scaled by 1/√E, so dK = (1/√E) dSᵀ Q (and dQ = (1/√E) dS K)": {
+    N_("the scores were scaled by 1/√E, so dK = (1/√E) dSᵀ Q (and dQ = (1/√E) dS K)"): {
         "dk_unscaled": True
     },
-    "the scores were scaled by 1/√E, so both dQ = (1/√E) dS K and dK = (1/√E) dSᵀ Q": {
+    N_("the scores were scaled by 1/√E, so both dQ = (1/√E) dS K and dK = (1/√E) dSᵀ Q"): {
         "dq_unscaled": True,
         "dk_unscaled": True,
     },
-    "P = exp(Q Kᵀ / √E - lse): lse belongs to the scaled scores, so scale them before you "
-    "subtract it": {"p_unscaled": True},
-    "dK = (1/√E) dSᵀ Q: transpose dS (keys index its columns)": {"dk_untransposed": True},
-    "dV = Pᵀ dO, of shape (S, Ev)": {"dv_untransposed": True},
+    N_(
+        "P = exp(Q Kᵀ / √E - lse): lse belongs to the scaled scores, so scale them before you "
+        "subtract it"
+    ): {"p_unscaled": True},
+    N_("dK = (1/√E) dSᵀ Q: transpose dS (keys index its columns)"): {"dk_untransposed": True},
+    N_("dV = Pᵀ dO, of shape (S, Ev)"): {"dv_untransposed": True},
 }
 
 
@@ -120,7 +124,7 @@ def check_attention_backward(my_backward: Backward) -> Report:
     """Compare the reader's backward pass with autograd's gradients on several shapes; an
     answer that calls autograd itself is refused."""
     report = Report(
-        "attention backward from O and the log-sum-exp", refused=AUTOGRAD, advice=_BY_HAND
+        N_("attention backward from O and the log-sum-exp"), refused=AUTOGRAD, advice=_BY_HAND
     )
 
     def case(seed: int, L: int, S: int, E: int, Ev: int) -> Callable[[], str | None]:
@@ -157,7 +161,7 @@ def check_attention_backward(my_backward: Backward) -> Report:
 def check_backward_memory(qkvo_bytes: int, lse_bytes: int) -> Report:
     """Check the bytes that the recomputing backward keeps from the forward, for n = 16,384, 8
     head-batches, d = 64 in float32: Q, K, V and O together, and the log-sum-exp."""
-    report = Report("the memory of the recomputing backward")
+    report = Report(N_("the memory of the recomputing backward"))
     n, batches, d, size = 16_384, 8, 64, 4
     tensor = batches * n * d * size  # one of Q, K, V, O: 32 MiB
     lse = batches * n * size  # one number per query and head-batch: 0.5 MiB

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import torch
 
 from attnbook.exercises.report import Report, call, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.tasks.translation import number_to_chinese
 
 __all__ = ["check_number_to_chinese"]
@@ -103,7 +103,7 @@ def _diagnose(n: int, got: str, expected: str) -> str:
 def check_number_to_chinese(my_number_to_chinese: Callable[[int], str]) -> Report:
     """Chapter 12: the Chinese reading of one number per rule, then of 32 numbers the checker
     draws (each of 1 to 8 digits, with runs of zeros)."""
-    report = Report("numbers in Chinese", refused=library(number_to_chinese))
+    report = Report(N_("numbers in Chinese"), refused=library(number_to_chinese))
 
     def judge(n: int) -> str | None:
         got = call(my_number_to_chinese, n)

@@ -22,7 +22,7 @@ from attnbook.exercises.report import (
     expect_tensor,
     library,
 )
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.tasks.stories import Story, last_place_rule, stories, supporting_share
 
 __all__ = ["check_last_place", "check_supporting_share"]
@@ -36,19 +36,19 @@ def _story(text: str) -> Story:
 
 
 HAND = {
-    "a story that ends with a move": _story(
+    N_("a story that ends with a move"): _story(
         "mary went to the kitchen .\njohn went to the garden ."
     ),
-    "a story that ends with a take": _story(
+    N_("a story that ends with a take"): _story(
         "mary went to the kitchen .\njohn went to the garden .\nmary took the apple ."
     ),
-    "a story that mentions no place": _story("mary took the apple .\njohn got the milk ."),
+    N_("a story that mentions no place"): _story("mary took the apple .\njohn got the milk ."),
 }
 
 
 def check_last_place(my_last_place: Callable[[Story], str | None]) -> Report:
     """Chapter 13: the last place mentioned in a story, the shortcut the control rules out."""
-    report = Report("last place mentioned", refused=library(last_place_rule))
+    report = Report(N_("last place mentioned"), refused=library(last_place_rule))
 
     def case(story: Story) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -115,34 +115,40 @@ def _hits(sentence: Tensor, supporting: Tensor, *, drop: bool = True) -> Tensor:
 # Slips of the supporting share, each a function (weights, sentence, supporting) -> (N,), with
 # what it gets wrong. One is named only when it gives the learner's answer in every case.
 _SHARE_SLIPS: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
-    "you counted the first supporting sentence only; a two-fact question has two (the second "
-    "column, -1 when there is none)": lambda w, s, sup: supporting_share(w, s, sup[:, :1]),
-    "you averaged the weights of the supporting tokens; the share is their SUM": lambda w, s, sup: (
+    N_(
+        "you counted the first supporting sentence only; a two-fact question has two (the second "
+        "column, -1 when there is none)"
+    ): lambda w, s, sup: supporting_share(w, s, sup[:, :1]),
+    N_(
+        "you averaged the weights of the supporting tokens; the share is their SUM"
+    ): lambda w, s, sup: (
         (w * _hits(s, sup).any(-1)).sum(-1) / _hits(s, sup).any(-1).sum(-1).clamp_min(1)
     ),
-    "you averaged the weights of the supporting tokens (the share is their SUM), and counted "
-    "the padding token, whose sentence index -1 matches the 'no second sentence' placeholder "
-    "(mask the -1 in `supporting`)": lambda w, s, sup: (
+    N_(
+        "you averaged the weights of the supporting tokens (the share is their SUM), and counted "
+        "the padding token, whose sentence index -1 matches the 'no second sentence' placeholder "
+        "(mask the -1 in `supporting`)"
+    ): lambda w, s, sup: (
         (w * _hits(s, sup, drop=False).any(-1)).sum(-1)
         / _hits(s, sup, drop=False).any(-1).sum(-1).clamp_min(1)
     ),
-    "you counted the padding token: its sentence index is -1, and so is the 'no second "
-    "sentence' placeholder. Mask the -1 in `supporting` (it is not a sentence); a softmax row "
-    "has no weight there, but this row does": lambda w, s, sup: (
-        w * _hits(s, sup, drop=False).any(-1)
-    ).sum(-1),
-    "you counted sentence 2 twice (once per column): a token is on a supporting sentence or "
-    "not; combine the columns with `any`, not a sum": lambda w, s, sup: (
-        w[:, :, None] * _hits(s, sup)
-    ).sum((1, 2)),
-    "you counted the sentence AFTER each supporting one: `sentence` and `supporting` both count "
-    "sentences from 0, so compare them as they are": lambda w, s, sup: supporting_share(
-        w, s, torch.where(sup >= 0, sup + 1, sup)
-    ),
-    "you counted the sentence BEFORE each supporting one: `sentence` and `supporting` both count "
-    "sentences from 0, so compare them as they are": lambda w, s, sup: supporting_share(
-        w, s, torch.where(sup >= 0, sup - 1, sup)
-    ),
+    N_(
+        "you counted the padding token: its sentence index is -1, and so is the 'no second "
+        "sentence' placeholder. Mask the -1 in `supporting` (it is not a sentence); a softmax row "
+        "has no weight there, but this row does"
+    ): lambda w, s, sup: (w * _hits(s, sup, drop=False).any(-1)).sum(-1),
+    N_(
+        "you counted sentence 2 twice (once per column): a token is on a supporting sentence or "
+        "not; combine the columns with `any`, not a sum"
+    ): lambda w, s, sup: (w[:, :, None] * _hits(s, sup)).sum((1, 2)),
+    N_(
+        "you counted the sentence AFTER each supporting one: `sentence` and `supporting` both count "
+        "sentences from 0, so compare them as they are"
+    ): lambda w, s, sup: supporting_share(w, s, torch.where(sup >= 0, sup + 1, sup)),
+    N_(
+        "you counted the sentence BEFORE each supporting one: `sentence` and `supporting` both count "
+        "sentences from 0, so compare them as they are"
+    ): lambda w, s, sup: supporting_share(w, s, torch.where(sup >= 0, sup - 1, sup)),
 }
 
 
@@ -154,26 +160,26 @@ def check_supporting_share(
     Every case runs first; a slip is named only when it gives the learner's answer in every
     case (one where it happens to give the same number is not evidence).
     """
-    report = Report("supporting share", refused=library(supporting_share))
+    report = Report(N_("supporting share"), refused=library(supporting_share))
     hand_sentence = torch.tensor([[0, 0, 1, 1, 2, -1]])  # sentences 0, 0, 1, 1, 2 and padding
     cases = {
-        "a hand example: 0.6 on sentences 0 and 2": (
+        N_("a hand example: 0.6 on sentences 0 and 2"): (
             torch.tensor([[0.1, 0.1, 0.2, 0.2, 0.4, 0.0]]),
             hand_sentence,
             torch.tensor([[0, 2]]),
         ),
-        "a row with weight on padding and one supporting sentence": (
+        N_("a row with weight on padding and one supporting sentence"): (
             torch.tensor([[0.1, 0.1, 0.2, 0.2, 0.2, 0.2]]),
             hand_sentence,
             torch.tensor([[2, -1]]),
         ),
-        "both supporting columns name the same sentence": (
+        N_("both supporting columns name the same sentence"): (
             torch.tensor([[0.1, 0.1, 0.2, 0.2, 0.4, 0.0]]),
             hand_sentence,
             torch.tensor([[2, 2]]),
         ),
-        "8 padded stories": _share_case(0, 8),
-        "13 padded stories": _share_case(1, 13),
+        N_("8 padded stories"): _share_case(0, 8),
+        N_("13 padded stories"): _share_case(1, 13),
     }
     outs: dict[str, object] = {}
     with report.refusing():

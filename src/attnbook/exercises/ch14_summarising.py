@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnbook.exercises.report import LearnerError, Report, as_int, call, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.tasks.summaries import STOPWORDS, central_sentence, paragraphs
 
 __all__ = ["check_central_sentence"]
@@ -41,26 +41,28 @@ def _scores(
 
 _VARIANTS = (  # (question, advice, variant of the score)
     (
-        ("count the stop words too?"),
-        (
+        N_("count the stop words too?"),
+        N_(
             "Leave STOPWORDS out: 'the' and '.' are shared by every sentence and say nothing "
             "about the topic."
         ),
         dict(stop=False),
     ),
     (
-        ("compare a sentence with itself too?"),
-        ("Sum over the OTHER sentences only."),
+        N_("compare a sentence with itself too?"),
+        N_("Sum over the OTHER sentences only."),
         dict(self_too=True),
     ),
     (
-        ("count repeated words more than once?"),
-        ("Count DISTINCT shared words (sets)."),
+        N_("count repeated words more than once?"),
+        N_("Count DISTINCT shared words (sets)."),
         dict(distinct=False),
     ),
     (
-        ("divide by the sentence's length?"),
-        ("Sum the shared words and do not normalise: a sentence that shares more is more central."),
+        N_("divide by the sentence's length?"),
+        N_(
+            "Sum the shared words and do not normalise: a sentence that shares more is more central."
+        ),
         dict(normalise=True),
     ),
 )
@@ -122,12 +124,12 @@ def check_central_sentence(my_central_sentence: Central) -> Report:
     named only when it gives every one of the learner's answers; a single paragraph says only
     what is true of the answer there (a tie broken the other way, or how many words it shares).
     """
-    report = Report("most central sentence", refused=library(central_sentence))
+    report = Report(N_("most central sentence"), refused=library(central_sentence))
     cases = {
-        "a three-way tie goes to the first sentence": [_TIE],
-        "a repeated word counts once, a short sentence gets no bonus": [_REPEATS],
-        "20 training paragraphs": [p.sentences for p in paragraphs(20, "train", 0)],
-        "20 long paragraphs (8 sentences)": [p.sentences for p in paragraphs(20, "long", 0)],
+        N_("a three-way tie goes to the first sentence"): [_TIE],
+        N_("a repeated word counts once, a short sentence gets no bonus"): [_REPEATS],
+        N_("20 training paragraphs"): [p.sentences for p in paragraphs(20, "train", 0)],
+        N_("20 long paragraphs (8 sentences)"): [p.sentences for p in paragraphs(20, "long", 0)],
     }
     raw: dict[str, list | LearnerError] = {}
     with report.refusing():

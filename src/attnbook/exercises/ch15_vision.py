@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.interp.rollout import attention_rollout
 from attnbook.models.vit import patchify
 
@@ -151,7 +151,7 @@ def _rollout_mistake(weights: list[Tensor], out: Tensor) -> str | None:
 
 def check_rollout(my_rollout: Callable[[list[Tensor]], Tensor]) -> Report:
     """Chapter 15: attention rollout with half the weight on the identity."""
-    report = Report("attention rollout", refused=library(attention_rollout))
+    report = Report(N_("attention rollout"), refused=library(attention_rollout))
 
     def case(
         seed: int, layers: int, N: int = 3, H: int = 2, S: int = 5

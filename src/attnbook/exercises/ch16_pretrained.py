@@ -24,7 +24,7 @@ from attnbook.exercises.report import (
     expect_tensor,
     library,
 )
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.pretrained.bert import BertConfig, BertEncoder
 
 __all__ = [
@@ -55,48 +55,56 @@ def _count_slips(V: int, E: int, layers: int, F: int, P: int, T: int) -> list[tu
     linear_biases = layers * (4 * E + F + E)
     return [
         (
-            "you added BERT's pooler (an E x E layer with its bias, for the [CLS] vector); the "
-            "encoder here, like all-MiniLM-L6-v2's file, has none",
+            N_(
+                "you added BERT's pooler (an E x E layer with its bias, for the [CLS] vector); the "
+                "encoder here, like all-MiniLM-L6-v2's file, has none"
+            ),
             right + E * E + E,
         ),
         (
-            "the biases of the six linear layers per block are missing (4E + F + E per block)",
+            N_("the biases of the six linear layers per block are missing (4E + F + E per block)"),
             right - linear_biases,
         ),
         (
-            "the layer norms are missing: two per block and one after the embeddings, each 2E",
+            N_("the layer norms are missing: two per block and one after the embeddings, each 2E"),
             right - layers * norms - 2 * E,
         ),
-        ("the layer norm after the embeddings (2E) is missing", right - 2 * E),
+        (N_("the layer norm after the embeddings (2E) is missing"), right - 2 * E),
         (
-            "4E per block is missing: either the two layer norms of each block (2E each: a "
-            "weight and a bias) or the four attention biases (E each: query, key, value, output)",
+            N_(
+                "4E per block is missing: either the two layer norms of each block (2E each: a "
+                "weight and a bias) or the four attention biases (E each: query, key, value, output)"
+            ),
             right - layers * norms,
         ),
         (
-            "one layer norm per block is missing (2E each): a post-LN block has two, one after "
-            "the attention and one after the feed-forward",
+            N_(
+                "one layer norm per block is missing (2E each): a post-LN block has two, one after "
+                "the attention and one after the feed-forward"
+            ),
             right - layers * 2 * E,
         ),
         (
-            "the learned positions (P x E) and the segment embedding (T x E) are missing",
+            N_("the learned positions (P x E) and the segment embedding (T x E) are missing"),
             right - (P + T) * E,
         ),
-        ("the segment (token type) embedding, T x E, is missing", right - T * E),
-        ("the learned position embedding, P x E, is missing", right - P * E),
+        (N_("the segment (token type) embedding, T x E, is missing"), right - T * E),
+        (N_("the learned position embedding, P x E, is missing"), right - P * E),
         (
-            "you counted the blocks only; the embeddings (V + P + T) x E + 2E are missing",
+            N_("you counted the blocks only; the embeddings (V + P + T) x E + 2E are missing"),
             right - embeddings,
         ),
         (
-            "the attention's output projection (E x E + E per block) is missing: 4E² + 4E, not 3",
+            N_(
+                "the attention's output projection (E x E + E per block) is missing: 4E² + 4E, not 3"
+            ),
             right - layers * (E * E + E),
         ),
         (
-            "that is one block; multiply by num_layers and add the embeddings",
+            N_("that is one block; multiply by num_layers and add the embeddings"),
             attention + ff + norms,
         ),
-        ("the feed-forward biases (F + E per block) are missing", right - layers * (F + E)),
+        (N_("the feed-forward biases (F + E per block) are missing"), right - layers * (F + E)),
     ]
 
 
@@ -108,9 +116,9 @@ def check_bert_param_count(bert_param_count: Callable[..., int]) -> Report:
     three, tells them apart)."""
     report = Report("bert_param_count")
     sizes = {
-        "all-MiniLM-L6-v2: 22,565,376": (30522, 384, 6, 1536, 512, 2),
-        "BERT-base (V 30,522, E 768, 12 layers, F 3,072)": (30522, 768, 12, 3072, 512, 2),
-        "a small odd one (V 100, E 8, 3 layers, F 20, 16 positions, 3 segments)": (
+        N_("all-MiniLM-L6-v2: 22,565,376"): (30522, 384, 6, 1536, 512, 2),
+        N_("BERT-base (V 30,522, E 768, 12 layers, F 3,072)"): (30522, 768, 12, 3072, 512, 2),
+        N_("a small odd one (V 100, E 8, 3 layers, F 20, 16 positions, 3 segments)"): (
             100,
             8,
             3,
@@ -224,7 +232,7 @@ def _pool_mistake(out: Tensor, hidden: Tensor, mask: Tensor) -> str:
 
 def check_mean_pool(my_mean_pool: Callable[[Tensor, Tensor], Tensor]) -> Report:
     """Chapter 16: mean pooling over real tokens, then L2 normalisation."""
-    report = Report("mean pooling", refused=library(reference_mean_pool))
+    report = Report(N_("mean pooling"), refused=library(reference_mean_pool))
 
     def case(seed: int, as_bool: bool = False) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -296,7 +304,7 @@ def _tokens_mistake(given: list[str], expected: list[str]) -> str:
 
 def check_predicted_tokens(tokens: list[str]) -> Report:
     """Chapter 16: the predicted word pieces of *Old Zhang (老张) interrogated the witness.*"""
-    report = Report("predicted word pieces")
+    report = Report(N_("predicted word pieces"))
 
     def run() -> str | None:
         if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):

@@ -18,7 +18,7 @@ from torch import Tensor
 
 from attnbook.exercises.cases import random_attention
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.interp.roles import candidate_choice, hit_rate, offset_weight
 
 __all__ = ["check_previous_weight", "check_candidate_hits"]
@@ -85,7 +85,7 @@ def _previous_mistake(weights: Tensor, mask: Tensor, out: Tensor) -> str | None:
 
 def check_previous_weight(my_previous_weight: Callable[[Tensor, Tensor], Tensor]) -> Report:
     """Chapter 17: each head's mean weight on the previous token, padding and [CLS] excluded."""
-    report = Report("previous-token weight", refused=library(offset_weight))
+    report = Report(N_("previous-token weight"), refused=library(offset_weight))
 
     def case(seed: int, N: int, H: int, L: int) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -166,7 +166,7 @@ def _hits_case(seed: int, N: int = 40, H: int = 3, L: int = 9):
 
 def check_candidate_hits(my_candidate_hits: Callable[..., Tensor]) -> Report:
     """Chapter 17: how often each head's pronoun row prefers the antecedent of two names."""
-    report = Report("candidate hits", refused=library(candidate_choice, hit_rate))
+    report = Report(N_("candidate hits"), refused=library(candidate_choice, hit_rate))
 
     def case(seed: int, H: int) -> Callable[[], str | None]:
         def run() -> str | None:

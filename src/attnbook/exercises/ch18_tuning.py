@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attnbook.exercises.report import Report, call, changed_inputs, expect_tensor, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.lab.lab_model import IGNORE
 from attnbook.lab.tuning import distillation_loss, head_diversity_penalty
 
@@ -48,75 +48,75 @@ def _soft_variants(student: Tensor, teacher: Tensor, targets: Tensor, T: float) 
     log_s, log_t = F.log_softmax(student / T, -1), F.log_softmax(teacher / T, -1)
     kl = _kl(log_t, log_s)
     return {
-        "no T²": float(kl[scored].mean()),
+        N_("no T²"): float(kl[scored].mean()),
         "reversed": float(_kl(log_s, log_t)[scored].mean() * T * T),
-        "teacher not softened": float(
+        N_("teacher not softened"): float(
             _kl(F.log_softmax(teacher, -1), log_s)[scored].mean() * T * T
         ),
-        "student not softened": float(
+        N_("student not softened"): float(
             _kl(log_t, F.log_softmax(student, -1))[scored].mean() * T * T
         ),
-        "mean over classes": float(kl[scored].mean() * T * T / C),
-        "every position": float(kl.mean() * T * T),
-        "divided by T": float(kl[scored].mean() * T),
-        "with cross-entropy": float(
+        N_("mean over classes"): float(kl[scored].mean() * T * T / C),
+        N_("every position"): float(kl.mean() * T * T),
+        N_("divided by T"): float(kl[scored].mean() * T),
+        N_("with cross-entropy"): float(
             kl[scored].mean() * T * T + F.cross_entropy(student[scored], targets[scored])
         ),
-        "batchmean on (N, L, C)": float(kl.sum() * T * T / N),
-        "divided by N": float(kl[scored].sum() * T * T / N),
-        "summed over positions": float(kl[scored].sum() * T * T),
-        "soft cross-entropy": float(-(log_t.exp() * log_s).sum(-1)[scored].mean() * T * T),
-        "probabilities as log-target": float(
+        N_("batchmean on (N, L, C)"): float(kl.sum() * T * T / N),
+        N_("divided by N"): float(kl[scored].sum() * T * T / N),
+        N_("summed over positions"): float(kl[scored].sum() * T * T),
+        N_("soft cross-entropy"): float(-(log_t.exp() * log_s).sum(-1)[scored].mean() * T * T),
+        N_("probabilities as log-target"): float(
             (log_t.exp().exp() * (log_t.exp() - log_s)).sum(-1)[scored].mean() * T * T
         ),
     }
 
 
 SOFT_HINTS = {
-    "no T²": (
+    "no T²": N_(
         "you left out the T² factor: softening by T shrinks the gradients by 1/T², and "
         "multiplying by T² gives them back their size (Hinton et al. 2015)"
     ),
-    "divided by T": ("the factor is T², not T"),
-    "with cross-entropy": (
+    "divided by T": N_("the factor is T², not T"),
+    "with cross-entropy": N_(
         "you added the cross-entropy with the targets: this exercise asks for the soft term "
         "only (distillation_loss with alpha = 1)"
     ),
-    "reversed": (
+    "reversed": N_(
         "your KL runs the wrong way: KL(student ‖ teacher). The teacher's distribution is "
         "the target, so it weights the log-ratio: sum over classes of p_teacher · (log "
         "p_teacher - log p_student). (F.kl_div(input, target) expects the STUDENT's "
         "log-probabilities as input and the teacher's as target.)"
     ),
-    "teacher not softened": ("divide the teacher's logits by T too, not only the student's"),
-    "student not softened": ("divide the student's logits by T too, not only the teacher's"),
-    "mean over classes": (
+    "teacher not softened": N_("divide the teacher's logits by T too, not only the student's"),
+    "student not softened": N_("divide the student's logits by T too, not only the teacher's"),
+    "mean over classes": N_(
         "you averaged over the classes too (F.kl_div's reduction='mean' does that): sum over "
         "the classes, then average over the positions"
     ),
-    "every position": (
+    "every position": N_(
         "you averaged over every position, the unscored ones too: keep only the positions "
         "whose target is not {IGNORE}"
     ),
-    "batchmean on (N, L, C)": (
+    "batchmean on (N, L, C)": N_(
         "you applied F.kl_div(..., reduction='batchmean') to the (N, L, C) tensors: it sums "
         "over every position, the unscored ones too, and divides by N only. Select the "
         "scored positions first, (P, C), then 'batchmean' divides by P"
     ),
-    "divided by N": (
+    "divided by N": N_(
         "you summed over the scored positions and divided by N, the number of sequences: "
         "divide by the number of scored positions instead (a mean over them)"
     ),
-    "summed over positions": (
+    "summed over positions": N_(
         "you summed over the scored positions: average over them instead, so the loss does "
         "not grow with the number of answers"
     ),
-    "soft cross-entropy": (
+    "soft cross-entropy": N_(
         "you computed the cross-entropy with the teacher's distribution, not the KL: they "
         "differ by the teacher's entropy, which is why a student equal to its teacher does "
         "not cost 0. Use sum p_teacher · (log p_teacher - log p_student)"
     ),
-    "probabilities as log-target": (
+    "probabilities as log-target": N_(
         "you passed the teacher's probabilities to F.kl_div with log_target=True, which "
         "expects log-probabilities: pass log_softmax(teacher / T), or softmax with "
         "log_target=False"
@@ -126,7 +126,7 @@ SOFT_HINTS = {
 
 def check_soft_loss(my_soft_loss: Callable[[Tensor, Tensor, Tensor, float], Tensor]) -> Report:
     """Chapter 18: T² · KL(teacher_T ‖ student_T), summed over classes, mean over scored positions."""
-    report = Report("softened distillation loss", refused=library(distillation_loss))
+    report = Report(N_("softened distillation loss"), refused=library(distillation_loss))
 
     def case(seed: int, T: float) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -219,45 +219,45 @@ def _diversity_variants(w: Tensor) -> dict[str, float]:
     unit_q = F.normalize(w, dim=-2)  # normalised over the queries instead of the keys
     over_queries = torch.einsum("nals,nbls->nabl", unit_q, unit_q).mean((0, 3))
     return {
-        "over queries": float(over_queries[off].mean()),
+        N_("over queries"): float(over_queries[off].mean()),
         "diagonal": float(cos.mean()),
         "dot": float(dots[off].mean()),
-        "whole map": float(whole[off].mean()),
-        "one minus": float(1 - cos[off].mean()),
-        "divided by H²": float(cos[off].sum() / (H * H)),
-        "summed over pairs": float(cos[off].sum()),
-        "summed over unordered pairs": float(cos[off].sum() / 2),
+        N_("whole map"): float(whole[off].mean()),
+        N_("one minus"): float(1 - cos[off].mean()),
+        N_("divided by H²"): float(cos[off].sum() / (H * H)),
+        N_("summed over pairs"): float(cos[off].sum()),
+        N_("summed over unordered pairs"): float(cos[off].sum() / 2),
     }
 
 
 DIVERSITY_HINTS = {
-    "over queries": (
+    "over queries": N_(
         "you normalised along the queries (dim -2); a row is one query's weights over the "
         "keys: normalise along the last dimension"
     ),
-    "diagonal": (
+    "diagonal": N_(
         "you included each head's similarity with itself (always 1); average over pairs of "
         "DIFFERENT heads only"
     ),
-    "dot": (
+    "dot": N_(
         "you used plain dot products; divide each row by its length first (cosine "
         "similarity), or two sharp heads on different keys and two flat heads on the same "
         "keys score alike"
     ),
-    "whole map": (
+    "whole map": N_(
         "you compared each head's whole (L, S) map as one vector; compare row by row (one "
         "query at a time) and average the cosines"
     ),
-    "one minus": (
+    "one minus": N_(
         "you returned 1 - similarity (a distance): the penalty is the similarity itself, "
         "high when heads look alike"
     ),
-    "divided by H²": (
+    "divided by H²": N_(
         "you divided the sum over pairs of different heads by H², which counts the H pairs "
         "of a head with itself too: divide by H · (H - 1), the number of pairs of different "
         "heads"
     ),
-    "summed over pairs": (
+    "summed over pairs": N_(
         "you summed over the pairs of heads: average over them, so the penalty stays in [0, "
         "1] whatever the number of heads"
     ),
@@ -270,7 +270,7 @@ DIVERSITY_HINTS = {
 
 def check_diversity(my_diversity: Callable[[Tensor], Tensor]) -> Report:
     """Chapter 18: mean cosine similarity of rows between different heads."""
-    report = Report("head diversity penalty", refused=library(head_diversity_penalty))
+    report = Report(N_("head diversity penalty"), refused=library(head_diversity_penalty))
 
     def known() -> str | None:
         apart = F.one_hot(torch.tensor([[0, 1], [1, 0]]), 2).float()[None]  # (1, 2, 2, 2)

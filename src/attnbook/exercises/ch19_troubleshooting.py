@@ -27,7 +27,7 @@ from attnbook.exercises.report import (
     expect_tensor,
     library,
 )
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.interp.head_stats import head_entropy
 from attnbook.interp.redundancy import dead_heads
 
@@ -36,7 +36,7 @@ __all__ = ["check_uniformity", "check_verdicts"]
 ATOL = 1e-4
 
 
-_NAN = (
+_NAN = N_(
     "your answer has nan: a weight of exactly 0 gives 0 * log 0 = 0 * (-inf) = nan; take "
     "the log of weights.clamp_min(1e-12) (the weight in front is still 0, so the term is "
     "0)"
@@ -107,9 +107,11 @@ def _nan_cause(my_uniformity: Callable[[Tensor, Tensor], Tensor]) -> str:
         (torch.tensor([0.5, 0.5, 0.0, 0.0]).expand(1, 1, 4, 4), _NAN),
         (
             torch.eye(4)[None, None],
-            "a one-hot row has one key with weight, log 1 = 0, and 0 / 0 is nan: you divided by "
-            "the log of the number of keys with non-zero weight; divide by the log of the "
-            "number of REAL keys of the sentence, whatever weight they get",
+            N_(
+                "a one-hot row has one key with weight, log 1 = 0, and 0 / 0 is nan: you divided by "
+                "the log of the number of keys with non-zero weight; divide by the log of the "
+                "number of REAL keys of the sentence, whatever weight they get"
+            ),
         ),
     ):
         try:
@@ -136,7 +138,7 @@ def _causal_case() -> tuple[Tensor, Tensor]:
 
 def check_uniformity(my_uniformity: Callable[[Tensor, Tensor], Tensor]) -> Report:
     """Chapter 19: normalised entropy per head, padding keys and queries left out."""
-    report = Report("uniformity with padding", refused=library(head_entropy))
+    report = Report(N_("uniformity with padding"), refused=library(head_entropy))
 
     def judge(weights: Tensor, padding: Tensor, H: int) -> str | None:
         out = call(my_uniformity, weights, padding)
@@ -252,7 +254,7 @@ def _helpful_table() -> tuple[Tensor, dict]:
     return single, pairs
 
 
-_PAIR_ORDER = (
+_PAIR_ORDER = N_(
     "each pair is stored once, with the lower (layer, head) first: pairs[(a, b)] with a "
     "< b. Look a pair up in both orders, e.g. pairs.get((x, y), pairs.get((y, x)))"
 )
@@ -287,21 +289,33 @@ def _verdict_slips(single: Tensor, pairs: dict) -> dict[str, dict]:
         return verdicts
 
     return {
-        "the thresholds include their ends: a head that costs exactly 0.005 alone is needed "
-        "(0.005 or more); use >=, not > (wrong: {wrong})": rule(harmless=0.005 + 2e-6),
-        "the thresholds include their ends: a pair that costs exactly 0.02 makes its heads "
-        "redundant (0.02 or more); use >=, not > (wrong: {wrong})": rule(covers=0.02 + 2e-6),
-        "the thresholds include their ends: a head that costs exactly 0.005 alone is needed "
-        "and a pair that costs exactly 0.02 makes its heads redundant; use >=, not > (wrong: "
-        "{wrong})": rule(harmless=0.005 + 2e-6, covers=0.02 + 2e-6),
-        "no head is redundant in your answer where it should be: a head that costs nothing "
-        "alone is dead only if it also costs nothing with every other harmless head (wrong: "
-        "{wrong})": rule(cost="none"),
-        "you called harmless heads redundant because a pair of them with a NEEDED head costs "
-        "a lot: that cost is the needed head's; only pairs of two harmless heads tell "
-        "redundancy (wrong: {wrong})": rule(partners="all"),
-        "you compared the EXCESS (cost together minus the two costs alone) with 0.02; the "
-        "rule compares the cost of the pair together (wrong: {wrong})": rule(cost="excess"),
+        N_(
+            "the thresholds include their ends: a head that costs exactly 0.005 alone is needed "
+            "(0.005 or more); use >=, not > (wrong: {wrong})"
+        ): rule(harmless=0.005 + 2e-6),
+        N_(
+            "the thresholds include their ends: a pair that costs exactly 0.02 makes its heads "
+            "redundant (0.02 or more); use >=, not > (wrong: {wrong})"
+        ): rule(covers=0.02 + 2e-6),
+        N_(
+            "the thresholds include their ends: a head that costs exactly 0.005 alone is needed "
+            "and a pair that costs exactly 0.02 makes its heads redundant; use >=, not > (wrong: "
+            "{wrong})"
+        ): rule(harmless=0.005 + 2e-6, covers=0.02 + 2e-6),
+        N_(
+            "no head is redundant in your answer where it should be: a head that costs nothing "
+            "alone is dead only if it also costs nothing with every other harmless head (wrong: "
+            "{wrong})"
+        ): rule(cost="none"),
+        N_(
+            "you called harmless heads redundant because a pair of them with a NEEDED head costs "
+            "a lot: that cost is the needed head's; only pairs of two harmless heads tell "
+            "redundancy (wrong: {wrong})"
+        ): rule(partners=N_("all")),
+        N_(
+            "you compared the EXCESS (cost together minus the two costs alone) with 0.02; the "
+            "rule compares the cost of the pair together (wrong: {wrong})"
+        ): rule(cost="excess"),
     }
 
 
@@ -314,13 +328,13 @@ def check_verdicts(my_verdicts: Callable[[Tensor, dict], dict]) -> Report:
     The learner's function runs on every table first; a slip is named only when it gives all
     of the learner's verdicts, on every table (the tables differ in where the slips show).
     """
-    report = Report("dead or redundant", refused=library(dead_heads))
+    report = Report(N_("dead or redundant"), refused=library(dead_heads))
     tables = {
-        "two needed heads, a redundant pair, the rest dead": _table(0),
-        "a pair that costs 0.021 together": _table(1),
-        "a third table": _table(2),
-        "costs exactly at the thresholds, 0.005 alone and 0.02 together": _boundary_table(),
-        "a head whose removal helps (cost -0.01 alone): harmless, not needed": _helpful_table(),
+        N_("two needed heads, a redundant pair, the rest dead"): _table(0),
+        N_("a pair that costs 0.021 together"): _table(1),
+        N_("a third table"): _table(2),
+        N_("costs exactly at the thresholds, 0.005 alone and 0.02 together"): _boundary_table(),
+        N_("a head whose removal helps (cost -0.01 alone): harmless, not needed"): _helpful_table(),
     }
     outs: dict[str, object] = {}
     with report.refusing():

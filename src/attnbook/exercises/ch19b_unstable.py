@@ -22,7 +22,7 @@ from attnbook.exercises.report import (
     expect_tensor,
     library,
 )
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.positional import rotate
 
 __all__ = ["check_largest_dot", "check_rotate"]
@@ -42,21 +42,21 @@ def check_largest_dot(largest_dot: Callable[[int, bool], float]) -> Report:
         return FLOAT16_MAX * math.sqrt(d) if first else FLOAT16_MAX
 
     mistakes = {
-        "the two cases are swapped: scaling the query FIRST keeps the product small, so it is "
-        "the case that allows the larger q·k": lambda d, f: right(d, not f),
-        "you gave 65504·sqrt(head_dim) whether or not the query is scaled first; when the "
+        N_("the two cases are swapped: scaling the query FIRST keeps the product small, so it is "
+        "the case that allows the larger q·k"): lambda d, f: right(d, not f),
+        N_("you gave 65504·sqrt(head_dim) whether or not the query is scaled first; when the "
         "scale multiplies after the product, q·k itself must fit in float16 — the scale comes "
-        "too late to help": lambda d, f: right(d, True),
-        "you gave 65504 whether or not the query is scaled first; scaling the query first "
-        "stores q·k / sqrt(head_dim), so q·k itself may be sqrt(head_dim) times larger":
+        "too late to help"): lambda d, f: right(d, True),
+        N_("you gave 65504 whether or not the query is scaled first; scaling the query first "
+        "stores q·k / sqrt(head_dim), so q·k itself may be sqrt(head_dim) times larger"):
             lambda d, f: FLOAT16_MAX,
-        "the scale is 1/sqrt(head_dim), not 1/head_dim":
+        N_("the scale is 1/sqrt(head_dim), not 1/head_dim"):
             lambda d, f: FLOAT16_MAX * d if f else FLOAT16_MAX,
-        "scaling the query first lets q·k be sqrt(head_dim) times LARGER, not smaller":
+        N_("scaling the query first lets q·k be sqrt(head_dim) times LARGER, not smaller"):
             lambda d, f: FLOAT16_MAX / math.sqrt(d) if f else FLOAT16_MAX,
-        "float16's largest finite value is 65504 (2**16 = 65536 is already infinity)":
+        N_("float16's largest finite value is 65504 (2**16 = 65536 is already infinity)"):
             lambda d, f: 65536.0 * (math.sqrt(d) if f else 1.0),
-        "that is float32's largest value; the question is about float16":
+        N_("that is float32's largest value; the question is about float16"):
             lambda d, f: float(torch.finfo(torch.float32).max) * (math.sqrt(d) if f else 1.0),
     }  # fmt: skip
     cases = [(d, first) for d in (16, 32, 64) for first in (False, True)]  # 32: not a square

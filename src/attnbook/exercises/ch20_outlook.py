@@ -18,7 +18,7 @@ from torch import Tensor
 
 from attnbook.efficient.linear import elu_feature_map, linear_attention
 from attnbook.exercises.report import Report, as_int, call, changed_inputs, expect_tensor, library
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.lab.decoding import kv_cache_bytes
 
 __all__ = ["check_cache_bytes", "check_linear_step"]
@@ -64,7 +64,7 @@ def _cache_mistake(answer: int, layers: int, H: int, K: int, D: int, L: int, N: 
 def check_cache_bytes(cache_bytes: Callable[..., int]) -> Report:
     """Compare the reader's ``cache_bytes(num_layers, num_heads, num_kv_heads, head_dim, length,
     batch, bytes_per_value)`` with :func:`attnbook.lab.decoding.kv_cache_bytes`."""
-    report = Report("the bytes of a key/value cache", refused=library(kv_cache_bytes))
+    report = Report(N_("the bytes of a key/value cache"), refused=library(kv_cache_bytes))
 
     def case(args: tuple[int, ...]) -> Callable[[], str | None]:
         def run() -> str | None:
@@ -79,9 +79,9 @@ def check_cache_bytes(cache_bytes: Callable[..., int]) -> Report:
         return run
 
     names = [
-        "32 layers, 32 query and 8 key/value heads of 128, 8192 tokens, float16",
-        "3 layers, 4 query heads and 1 key/value head, a batch of 5, float32",
-        "6 layers of 12 ordinary heads, a batch of 3, float16",
+        N_("32 layers, 32 query and 8 key/value heads of 128, 8192 tokens, float16"),
+        N_("3 layers, 4 query heads and 1 key/value head, a batch of 5, float32"),
+        N_("6 layers of 12 ordinary heads, a batch of 3, float16"),
     ]
     for name, args in zip(names, CACHE_CASES):
         report.run(name, case(args))
@@ -130,7 +130,7 @@ def _step_mistake(out: Tensor, state: Tensor, z: Tensor, args: tuple[Tensor, ...
 
 def check_linear_step(linear_step: Callable[..., tuple[Tensor, Tensor, Tensor]]) -> Report:
     """Compare the reader's one-step update with :mod:`attnbook.efficient.linear`."""
-    report = Report("one step of linear attention")
+    report = Report(N_("one step of linear attention"))
 
     def inputs(seed: int, E: int, Ev: int, steps: int) -> tuple[Tensor, ...]:
         g = torch.Generator().manual_seed(seed)

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 
 __all__ = [
     "Report",
@@ -193,7 +193,7 @@ def expect_tensor(
     shape: Sequence[int],
     *,
     dtype: torch.dtype | None = torch.float32,
-    what: str = "your function",
+    what: str = N_("your function"),
 ) -> str | None:
     """None if ``result`` is a tensor of ``shape`` (and ``dtype``); otherwise what is wrong."""
     expected = tuple(shape)
@@ -230,7 +230,7 @@ def as_int(value: Any) -> int | None:
 
 
 #: What a case says when the answer calls a refused function (the library's own answer).
-LIBRARY_ADVICE = (
+LIBRARY_ADVICE = N_(
     "your function calls {names}, which computes the answer for you (the checker compares with "
     "it, so calling it proves nothing): write the computation yourself"
 )

@@ -28,6 +28,7 @@ from attnbook.i18n.zh_exercises8 import STRINGS as _EXERCISES8
 
 __all__ = [
     "LANGUAGES",
+    "N_",
     "ZH_STRINGS",
     "set_language",
     "get_language",
@@ -95,3 +96,14 @@ def tr(text: str, lang: str | None = None) -> str:
     if resolve(lang) == "en":
         return text
     return ZH_STRINGS.get(text, text)
+
+
+def N_(text: str) -> str:
+    """``text`` unchanged: marks an English string for translation where it is written.
+
+    The gettext convention for a string that is translated later, by :func:`tr`, after it has
+    travelled through a variable, a table of labels or a default argument:
+    ``LABELS = {"sum": N_("summed over positions")}`` ... ``tr(LABELS[kind])``. Extraction
+    (``make i18n``) finds it here, so the catalogue holds it.
+    """
+    return text

@@ -30,7 +30,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import torch
 from torch import Tensor
 
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.viz.head_plots import HEAD_COLORS
 from attnbook.viz.web import HTMLView, element_id, view_html
 
@@ -54,24 +54,26 @@ ROW_PX = 24
 VIEW_TEXT = {
     "sentence": "sentence",
     "all": "all",
-    "all heads": "all heads",
-    "mean": "mean {value}",
-    "evenly": "spreads its weight evenly over all {n} keys ({value} each)",
-    "most": "attends most to {listed} ({value})",
-    "most, tied": "attends most to {listed} ({value} each)",
-    "quoted": "'{token}'",
-    "list": "{first} and {last}",
-    "list sep": ", ",
+    "all heads": N_("all heads"),
+    "mean": N_("mean {value}"),
+    "evenly": N_("spreads its weight evenly over all {n} keys ({value} each)"),
+    "most": N_("attends most to {listed} ({value})"),
+    "most, tied": N_("attends most to {listed} ({value} each)"),
+    "quoted": N_("'{token}'"),
+    "list": N_("{first} and {last}"),
+    "list sep": N_(", "),
     "per head": "{name} {peak}",
     "sep": "; ",
-    "status": "{layer}, {head}: '{query}' {peak}",
-    "lines": "attention lines of {layer} from the query '{query}' to the keys; per head: {tops}",
-    "download": "download the drawing as {kind}",
-    "query button": "query {i}: {token}",
-    "lines label": "attention lines",
-    "summary": "In {layer}, for the query '{query}': {parts}.",
-    "queries and keys": "queries: {queries}; keys: {keys}",
-    "note": (
+    "status": N_("{layer}, {head}: '{query}' {peak}"),
+    "lines": N_(
+        "attention lines of {layer} from the query '{query}' to the keys; per head: {tops}"
+    ),
+    "download": N_("download the drawing as {kind}"),
+    "query button": N_("query {i}: {token}"),
+    "lines label": N_("attention lines"),
+    "summary": N_("In {layer}, for the query '{query}': {parts}."),
+    "queries and keys": N_("queries: {queries}; keys: {keys}"),
+    "note": N_(
         "A view of attention that responds to the pointer where scripts run (the book's site, "
         "a trusted notebook); here, the default query's strongest keys."
     ),
@@ -161,7 +163,7 @@ def _sentence(label: str, spec: Mapping) -> dict:
 def default_names(n: int, what: str, lang: str | None = None) -> list[str]:
     """The buttons' default names for ``n`` layers (``what="layer"``: "layer 0", ... or 第 0 层, ...)
     or heads (``what="head"``: "head 0", ... or 头 0, ...), in ``lang``."""
-    template = tr({"layer": "layer {i}", "head": "head {i}"}[what], lang)
+    template = tr({"layer": N_("layer {i}"), "head": N_("head {i}")}[what], lang)
     return [template.format(i=i) for i in range(n)]
 
 

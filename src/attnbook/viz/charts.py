@@ -22,7 +22,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.viz.layout import (
     MAX_WIDTH,
     OKABE_ITO,
@@ -268,14 +268,14 @@ def attention_steps(
     feature. The query's own token is highlighted (hatched) in the first two panels.
     """
     fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH, 7.4), layout="constrained")
-    bars(scores, tokens, ax=axes[0], highlight=query_index, title="1. scores = q·k",
-         xlabel="key token", ylabel="score", lang=lang)  # fmt: skip
+    bars(scores, tokens, ax=axes[0], highlight=query_index, title=N_("1. scores = q·k"),
+         xlabel=N_("key token"), ylabel=N_("score"), lang=lang)  # fmt: skip
     bars(weights, tokens, ax=axes[1], highlight=query_index,
-         title="2. weights = softmax(scores)", xlabel="key token", ylabel="weight",
+         title=N_("2. weights = softmax(scores)"), xlabel="key token", ylabel="weight",
          lang=lang)  # fmt: skip
     axes[1].set_ylim(0, 1.15)
-    bars(output, feature_names, ax=axes[2], color="bluish green", title="3. output = Σ weight · v",
-         xlabel="feature", ylabel="value", lang=lang)  # fmt: skip
+    bars(output, feature_names, ax=axes[2], color="bluish green", title=N_("3. output = Σ weight · v"),
+         xlabel=N_("feature"), ylabel="value", lang=lang)  # fmt: skip
     query = tokens[query_index]
     fig.suptitle(
         wrap(

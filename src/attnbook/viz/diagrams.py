@@ -18,7 +18,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyBboxPatch
 
-from attnbook.i18n import resolve, tr
+from attnbook.i18n import N_, resolve, tr
 from attnbook.viz.layout import OKABE_ITO
 from attnbook.viz.style import set_alt
 
@@ -244,9 +244,9 @@ def _block(kind: str, norm_first: object, lang: str | None) -> Figure:
     lang = resolve(lang)
     pre = _check_flag(norm_first, "norm_first")
     if kind == "encoder":
-        sublayers = [("multi-head self-attention", "attention"), ("feed-forward", "linear")]
+        sublayers = [(N_("multi-head self-attention"), "attention"), (N_("feed-forward"), "linear")]
     else:
-        sublayers = [("masked multi-head self-attention", "mask"), ("cross-attention", "attention"),
+        sublayers = [(N_("masked multi-head self-attention"), "mask"), (N_("cross-attention"), "attention"),
                      ("feed-forward", "linear")]  # fmt: skip
     h, r, cx, w = 0.4, 0.15, 3.4, 2.6
     rx = cx + w / 2 + 0.35  # the residual path

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.measure.timing import loglog_slope
 from attnbook.viz.layout import MAX_WIDTH, OKABE_ITO, describe
 
@@ -34,7 +34,7 @@ def scaling_plot(
     series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     *,
     title: str,
-    xlabel: str = "sequence length n",
+    xlabel: str = N_("sequence length n"),
     ylabel: str,
     fit_from: float | None = None,
     ax: Axes | None = None,
@@ -115,9 +115,9 @@ def tile_map(
 
     fig, ax = plt.subplots(figsize=(4.8, 4.8 * L / S + 1.3), layout="constrained")
     colours = {
-        "computed": OKABE_ITO["blue"],
-        "masked inside": OKABE_ITO["orange"],
-        "skipped": "#eeeeee",
+        N_("computed"): OKABE_ITO["blue"],
+        N_("masked inside"): OKABE_ITO["orange"],
+        N_("skipped"): "#eeeeee",
     }
     # Not colour alone: tiles masked inside are hatched, skipped ones are left blank.
     hatches = {"computed": "", "masked inside": "//", "skipped": ""}

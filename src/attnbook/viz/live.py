@@ -28,7 +28,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from attnbook.i18n import tr
+from attnbook.i18n import N_, tr
 from attnbook.tasks.coref import CorefTask
 from attnbook.tasks.coref_lexicon import LEXICON
 from attnbook.tasks.vocab import Vocabulary, tokenize
@@ -49,7 +49,7 @@ __all__ = [
 MODEL_FILE = "detective.safetensors"
 
 #: The label of the panel's text box.
-SENTENCE_LABEL = (
+SENTENCE_LABEL = N_(
     "Your sentence (English or Chinese, made of the words the detective knows, with a pronoun)"
 )
 
@@ -60,28 +60,30 @@ EXAMPLES = (
 )
 
 #: What the panel says where no model file is served (in JupyterLab, say).
-OFFSITE = (
+OFFSITE = N_(
     "This panel runs the model in your browser on the book's website, which serves the model "
     "file with the page. In a notebook, use the kernel-driven explorer instead: "
     "attnbook.viz.explorer.live_explorer(model, vocab, sentences)."
 )
 
-_LANGUAGES = {"en": "English", "zh": "Chinese"}
+_LANGUAGES = {"en": N_("English"), "zh": N_("Chinese")}
 
 #: What the panel's script says, in English; the data carries it in the panel's language
 #: (with the attention view's words, :data:`attnbook.viz.attention_view.VIEW_TEXT`).
 LIVE_TEXT = {
     "offsite": OFFSITE,
-    "empty": "Type a sentence first.",
-    "unknown": "The detective does not know {tokens}.",
-    "unknown token": "'{token}' (token {i})",
-    "too long": "The sentence has {n} tokens; the model reads at most {max}.",
-    "no pronoun": "The sentence needs a pronoun (he, she, 他 or 她) for the detective to resolve.",
-    "pointer": "Where the pointer from '{token}' (token {i}) goes, probability per token:",
-    "loading": "Loading the model ({model})…",
-    "ran": "Ran the model on {n} tokens.",
-    "failed": "The model could not be loaded ({error}).",
-    "knows": " It knows these tokens ({language}): {groups}.",
+    "empty": N_("Type a sentence first."),
+    "unknown": N_("The detective does not know {tokens}."),
+    "unknown token": N_("'{token}' (token {i})"),
+    "too long": N_("The sentence has {n} tokens; the model reads at most {max}."),
+    "no pronoun": N_(
+        "The sentence needs a pronoun (he, she, 他 or 她) for the detective to resolve."
+    ),
+    "pointer": N_("Where the pointer from '{token}' (token {i}) goes, probability per token:"),
+    "loading": N_("Loading the model ({model})…"),
+    "ran": N_("Ran the model on {n} tokens."),
+    "failed": N_("The model could not be loaded ({error})."),
+    "knows": N_(" It knows these tokens ({language}): {groups}."),
 }
 
 
@@ -105,9 +107,9 @@ def known_tokens(language: str, lang: str | None = None) -> dict:
     pronouns = list(lex["pronoun"].values())
     taken = set(names) | set(pronouns)
     other = sorted(t for t in CorefTask(language).all_tokens() if t not in taken)
-    groups = [("names", names), ("pronouns", pronouns), ("other words", other)]
+    groups = [("names", names), (N_("pronouns"), pronouns), (N_("other words"), other)]
     if language == "zh":
-        groups[0] = ("surnames and given names (one character each)", names)
+        groups[0] = (N_("surnames and given names (one character each)"), names)
     return {
         "language": tr(_LANGUAGES[language], lang),
         "groups": [{"name": tr(name, lang), "tokens": tokens} for name, tokens in groups],
@@ -138,7 +140,7 @@ def live_panel(
     examples: Sequence[str] = EXAMPLES,
     model_file: str = MODEL_FILE,
     checkpoint: str | Path | None = None,
-    summary: str = "Type your own sentence",
+    summary: str = N_("Type your own sentence"),
     lang: str | None = None,
 ) -> HTMLView:
     """A closed panel in which the reader types a sentence and the browser runs the detective.
