@@ -161,19 +161,15 @@ def check_pointer_loss(my_pointer_loss: Callable[[Tensor, Tensor], Tensor]) -> R
 
         return case
 
-    report.run(
-        "equals F.cross_entropy on finite scores", matches(0, "on finite scores", padding=False)
-    )
-    report.run(
-        "handles -inf on padding positions", matches(0, "with -inf on padding", padding=True)
-    )
-    report.run(
-        "another batch: 7 sentences of 9 positions", matches(1, "on 7 x 9", padding=True, N=7, S=9)
-    )
-    report.run(
-        "stays finite for very large scores",
-        matches(2, "for large scores", padding=False, scale=100.0),
-    )
+    # The cases are made before report.run(): extraction does not see an N_() inside its call.
+    finite = matches(0, N_("on finite scores"), padding=False)
+    padded = matches(0, N_("with -inf on padding"), padding=True)
+    another = matches(1, N_("on 7 x 9"), padding=True, N=7, S=9)
+    large = matches(2, N_("for large scores"), padding=False, scale=100.0)
+    report.run("equals F.cross_entropy on finite scores", finite)
+    report.run("handles -inf on padding positions", padded)
+    report.run("another batch: 7 sentences of 9 positions", another)
+    report.run("stays finite for very large scores", large)
     report.run("its gradient trains the scores", lambda: _gradient_problem(my_pointer_loss))
     report.run(
         "does not modify its inputs",

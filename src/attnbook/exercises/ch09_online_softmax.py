@@ -102,10 +102,12 @@ def check_online_softmax_merge(merge: Callable[[State, State], State]) -> Report
                 "you add l and acc without rescaling: multiply each block's l and acc by exp(m_block - m)"
             )
         if plain_l or plain_acc:
+            if plain_l:
+                return tr(
+                    "you add l without rescaling: multiply each block's l by exp(m_block - m), as acc"
+                )
             return tr(
-                "you add l without rescaling: multiply each block's l by exp(m_block - m), as acc"
-                if plain_l
-                else "you add acc without rescaling: multiply each block's acc by exp(m_block - m), as l"
+                "you add acc without rescaling: multiply each block's acc by exp(m_block - m), as l"
             )
         reversed_sign = (a[2] * torch.exp(m - a[0]) + b[2] * torch.exp(m - b[0])) / (
             a[1] * torch.exp(m - a[0]) + b[1] * torch.exp(m - b[0])

@@ -147,12 +147,12 @@ def check_linear_step(linear_step: Callable[..., tuple[Tensor, Tensor, Tensor]])
             if not isinstance(result, tuple) or len(result) != 3:
                 return tr("return three things: (output, new state, new z)")
             out, state, z = result
-            for name, got, shape in (
-                ("output", out, (Ev,)),
-                ("state", state, (E, Ev)),
-                ("z", z, (E,)),
+            for what, got, shape in (
+                (N_("the output"), out, (Ev,)),
+                (N_("the state"), state, (E, Ev)),
+                (N_("the z"), z, (E,)),
             ):
-                problem = expect_tensor(got, shape, what=f"the {name}")
+                problem = expect_tensor(got, shape, what=what)
                 if problem is not None:
                     return problem
             right_out, right_state, right_z = _reference(*args)

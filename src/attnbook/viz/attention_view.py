@@ -52,8 +52,8 @@ ROW_PX = 24
 #: The view's words, in English; the data carries them in the view's language (``{name}``
 #: fields are filled in by Python here and by the script in the browser).
 VIEW_TEXT = {
-    "sentence": "sentence",
-    "all": "all",
+    "sentence": N_("sentence"),
+    "all": N_("all"),
     "all heads": N_("all heads"),
     "mean": N_("mean {value}"),
     "evenly": N_("spreads its weight evenly over all {n} keys ({value} each)"),

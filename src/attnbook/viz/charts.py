@@ -271,11 +271,11 @@ def attention_steps(
     bars(scores, tokens, ax=axes[0], highlight=query_index, title=N_("1. scores = q·k"),
          xlabel=N_("key token"), ylabel=N_("score"), lang=lang)  # fmt: skip
     bars(weights, tokens, ax=axes[1], highlight=query_index,
-         title=N_("2. weights = softmax(scores)"), xlabel="key token", ylabel="weight",
+         title=N_("2. weights = softmax(scores)"), xlabel=N_("key token"), ylabel=N_("weight"),
          lang=lang)  # fmt: skip
     axes[1].set_ylim(0, 1.15)
     bars(output, feature_names, ax=axes[2], color="bluish green", title=N_("3. output = Σ weight · v"),
-         xlabel=N_("feature"), ylabel="value", lang=lang)  # fmt: skip
+         xlabel=N_("feature"), ylabel=N_("value"), lang=lang)  # fmt: skip
     query = tokens[query_index]
     fig.suptitle(
         wrap(

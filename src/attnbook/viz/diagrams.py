@@ -240,6 +240,13 @@ def heads_split_merge(*, num_heads: int | None = None, lang: str | None = None) 
     return _alt(fig, sentences, lang)
 
 
+#: The first sentence of a block diagram's alt text, whole for each kind of block.
+_BLOCK_ALT = {
+    "encoder": N_("Diagram of the encoder block, top to bottom: {n} sublayers ({names})."),
+    "decoder": N_("Diagram of the decoder block, top to bottom: {n} sublayers ({names})."),
+}
+
+
 def _block(kind: str, norm_first: object, lang: str | None) -> Figure:
     lang = resolve(lang)
     pre = _check_flag(norm_first, "norm_first")
@@ -247,7 +254,7 @@ def _block(kind: str, norm_first: object, lang: str | None) -> Figure:
         sublayers = [(N_("multi-head self-attention"), "attention"), (N_("feed-forward"), "linear")]
     else:
         sublayers = [(N_("masked multi-head self-attention"), "mask"), (N_("cross-attention"), "attention"),
-                     ("feed-forward", "linear")]  # fmt: skip
+                     (N_("feed-forward"), "linear")]  # fmt: skip
     h, r, cx, w = 0.4, 0.15, 3.4, 2.6
     rx = cx + w / 2 + 0.35  # the residual path
     height = 0.1 + h + len(sublayers) * (3 * _GAP + 2 * h + 2 * r) + _GAP + h + 0.1
@@ -256,8 +263,10 @@ def _block(kind: str, norm_first: object, lang: str | None) -> Figure:
     y = height - 0.1
     name = "src" if kind == "encoder" else "tgt"
     _box(ax, cx, y - h / 2, 1.8, h, f"{name}  (N, L, E)", "plain")
-    placement = "pre-LN: norm_first=True" if pre else "post-LN: norm_first=False"
-    ax.text(0.1, y - h / 2, tr(placement, lang), va="center", fontsize=size, color=grey)
+    placement = (
+        tr("pre-LN: norm_first=True", lang) if pre else tr("post-LN: norm_first=False", lang)
+    )
+    ax.text(0.1, y - h / 2, placement, va="center", fontsize=size, color=grey)
     y -= h
     first = True
     for n, (text, role) in enumerate(sublayers, 1):
@@ -289,15 +298,13 @@ def _block(kind: str, norm_first: object, lang: str | None) -> Figure:
     _arrow(ax, (cx, y), (cx, y - _GAP))
     _box(ax, cx, y - _GAP - h / 2, 2.6, h, tr("output (N, L, E)", lang), "plain")
     names = ", ".join(tr(text, lang) for text, _ in sublayers)
-    how = ("Pre-LN (norm_first=True): each sublayer reads a LayerNorm of its input, and its "
-           "output is added to the input on the residual path, which no norm interrupts."
+    how = (N_("Pre-LN (norm_first=True): each sublayer reads a LayerNorm of its input, and its "
+              "output is added to the input on the residual path, which no norm interrupts.")
            if pre else
-           "Post-LN (norm_first=False): each sublayer's output is added to its input (the "
-           "residual path on the right), then a LayerNorm follows the addition.")  # fmt: skip
+           N_("Post-LN (norm_first=False): each sublayer's output is added to its input (the "
+              "residual path on the right), then a LayerNorm follows the addition."))  # fmt: skip
     sentences = [
-        tr(
-            f"Diagram of the {kind} block, top to bottom: {{n}} sublayers ({{names}}).", lang
-        ).format(n=len(sublayers), names=names),
+        tr(_BLOCK_ALT[kind], lang).format(n=len(sublayers), names=names),
         tr(how, lang),
     ]
     if kind == "decoder":

@@ -107,7 +107,7 @@ def known_tokens(language: str, lang: str | None = None) -> dict:
     pronouns = list(lex["pronoun"].values())
     taken = set(names) | set(pronouns)
     other = sorted(t for t in CorefTask(language).all_tokens() if t not in taken)
-    groups = [("names", names), (N_("pronouns"), pronouns), (N_("other words"), other)]
+    groups = [(N_("names"), names), (N_("pronouns"), pronouns), (N_("other words"), other)]
     if language == "zh":
         groups[0] = (N_("surnames and given names (one character each)"), names)
     return {
@@ -194,14 +194,15 @@ def live_panel(
         f"{_esc(text)}</button>"
         for i, text in enumerate(examples)
     )
+    run, examples_label = tr("Run", lang), tr("Examples:", lang)
     body = (
         f'<details class="attnbook-live"><summary>{_esc(tr(summary, lang))}</summary>'
         '<form class="attnbook-live-form">'
         f'<label for="{uid}-text">{_esc(tr(SENTENCE_LABEL, lang))}</label>'
         f'<input type="text" id="{uid}-text" class="attnbook-live-text" '
         f'value="{_esc(examples[0])}" autocomplete="off" spellcheck="false" size="48">'
-        f'<button type="submit">{_esc(tr("Run", lang))}</button>'
-        f'<div class="attnbook-live-examples"><span id="{uid}-ex">{_esc(tr("Examples:", lang))}</span>'
+        f'<button type="submit">{_esc(run)}</button>'
+        f'<div class="attnbook-live-examples"><span id="{uid}-ex">{_esc(examples_label)}</span>'
         f'<div role="group" aria-labelledby="{uid}-ex">{buttons}</div></div>'
         "</form>"
         '<p class="attnbook-live-message" role="status" aria-live="polite"></p>'

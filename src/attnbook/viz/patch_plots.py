@@ -95,13 +95,14 @@ def patch_maps(
     if unknown:
         raise ValueError(f"vmax names panels that are not in maps: {sorted(unknown)}")
     described = []
+    largest = tr("max", lang)
     for ax, (name, v) in zip(panels[1:], values.items()):
         side = _side(v.numel(), name)
         high = float(v.max()) if float(v.max()) > 0 else 1.0
         top = float(scales.get(name, high))
         ax.imshow(v.reshape(side, side).numpy(), cmap="Blues", vmin=0, vmax=top, extent=extent)
         ax.contour(img.numpy(), levels=[0.35], colors=OUTLINE, linewidths=1.2)
-        ax.set_title(f"{tr(name, lang)} ({tr('max', lang)} {high:.2f})")
+        ax.set_title(f"{tr(name, lang)} ({largest} {high:.2f})")
         described.append(f"{name}: largest {high:.2f} at {_top(v)}")
     for ax in panels:
         _frame(ax)
