@@ -8,6 +8,8 @@
 #   make checkpoints retrain the committed models that chapters 7-8 study (rarely; see CONTRIBUTING.md)
 #   make bench       benchmarks (not tests): attnbook vs PyTorch, efficient attention sweeps
 #   make lab         open JupyterLab: the chapters in book/ (English) and zh/book/ (Chinese)
+#   make i18n        extract the library's strings into the translation template and merge them
+#                    into the Chinese catalogue (see CONTRIBUTING.md)
 #   make serve       build the site, then serve it on http://127.0.0.1:8000/ (PORT=... for another)
 #   make test-torch-latest   unit tests and notebooks under the newest PyTorch (a second venv)
 
@@ -54,7 +56,7 @@ TORCH_LATEST ?= 2.15.0
 VENV_LATEST  := .venv-torch-latest
 
 .PHONY: setup book site serve test lint unit unit-and-site nbval nbval-other-cpu nbval-zh site-test notebooks checkpoints \
-	bench lab clean check-system test-torch-latest
+	bench lab clean check-system test-torch-latest i18n
 
 setup: $(VENV)/.installed node_modules/.installed _vendor/.installed
 
@@ -184,6 +186,13 @@ bench: setup
 
 lab: setup
 	$(BIN)/jupyter lab .
+
+# The strings that figures, views and checkers show: pybabel extracts every tr(...), N_(...) and
+# report.run(...) of src/attnbook into src/attnbook/i18n/locale/attnbook.pot, then updates the
+# Chinese catalogue, locale/zh/LC_MESSAGES/attnbook.po (new strings empty, changed ones fuzzy).
+# Translate those there; tests/test_i18n_catalogue.py fails until every one is translated.
+i18n: $(VENV)/.installed
+	$(BIN)/python scripts/i18n.py
 
 clean:
 	rm -rf _build _vendor
