@@ -8,7 +8,7 @@ import torch
 from matplotlib.text import Text
 
 from attnbook import i18n, viz
-from attnbook.i18n.zh import STRINGS
+from attnbook.i18n import ZH_STRINGS as STRINGS
 from attnbook.viz.efficient_plots import scaling_plot, tile_map
 from attnbook.viz.head_plots import attention_lines, head_grid, head_heatmap
 from attnbook.viz.patch_plots import patch_maps, similarity_grid

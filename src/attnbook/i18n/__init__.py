@@ -5,30 +5,26 @@ The English and Chinese editions run the same code; a Chinese chapter calls
 of the library then labels in Chinese. A function that draws takes ``lang=`` as well, which
 overrides the setting for that call.
 
-:func:`tr` looks an English string up in ``ZH_STRINGS`` (the library's strings in
-Chinese, from ``attnbook.i18n.zh`` and ``attnbook.i18n.zh_exercises``); a string it
-does not know comes back unchanged, and the tests check that no figure the library draws in
-Chinese keeps an English word.
+:func:`tr` looks an English string up in ``ZH_STRINGS``, the library's strings in Chinese, read
+at import from the gettext catalogue ``locale/zh/LC_MESSAGES/attnbook.po`` beside this module
+(any translation tool edits it; ``make i18n`` extracts the strings into ``locale/attnbook.pot``
+and merges them in). A string it does not know comes back unchanged, and the tests check that
+no figure the library draws in Chinese keeps an English word. :func:`N_` marks a string for
+translation where it is written, when :func:`tr` translates it later.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.resources import files
 
-from attnbook.i18n.zh import STRINGS as _FIGURES
-from attnbook.i18n.zh_exercises import STRINGS as _EXERCISES
-from attnbook.i18n.zh_exercises2 import STRINGS as _EXERCISES2
-from attnbook.i18n.zh_exercises3 import STRINGS as _EXERCISES3
-from attnbook.i18n.zh_exercises4 import STRINGS as _EXERCISES4
-from attnbook.i18n.zh_exercises5 import STRINGS as _EXERCISES5
-from attnbook.i18n.zh_exercises6 import STRINGS as _EXERCISES6
-from attnbook.i18n.zh_exercises7 import STRINGS as _EXERCISES7
-from attnbook.i18n.zh_exercises8 import STRINGS as _EXERCISES8
+from babel.messages.pofile import read_po
 
 __all__ = [
     "LANGUAGES",
     "N_",
+    "load_catalogue",
     "ZH_STRINGS",
     "set_language",
     "get_language",
@@ -41,18 +37,21 @@ __all__ = [
 LANGUAGES = ("en", "zh")
 
 _state = {"lang": "en"}
-#: Every Chinese string of the library: figures and views, then the exercise checkers.
-ZH_STRINGS: dict[str, str] = {
-    **_FIGURES,
-    **_EXERCISES,
-    **_EXERCISES2,
-    **_EXERCISES3,
-    **_EXERCISES4,
-    **_EXERCISES5,
-    **_EXERCISES6,
-    **_EXERCISES7,
-    **_EXERCISES8,
-}
+
+
+def load_catalogue(lang: str) -> dict[str, str]:
+    """The translations of ``lang``'s gettext catalogue: English string → its translation.
+
+    Entries that are untranslated or marked fuzzy are left out, as ``msgfmt`` leaves them out.
+    """
+    path = files(__name__) / "locale" / lang / "LC_MESSAGES" / "attnbook.po"
+    with path.open("rb") as f:
+        catalog = read_po(f, locale=lang)
+    return {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
+
+
+#: Every Chinese string of the library (figures, views, checkers), keyed by its English.
+ZH_STRINGS: dict[str, str] = load_catalogue("zh")
 
 
 def resolve(lang: str | None = None) -> str:
