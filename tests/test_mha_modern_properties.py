@@ -91,6 +91,10 @@ def test_causal_output_ignores_later_tokens(kwargs, L, data):
 @pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
 @given(kwargs=options(), seed=st.integers(0, 2**16))
 def test_other_dtypes_compute_what_float32_computes(dtype, kwargs, seed):
+    # A layer norm over D = 2 numbers gives +-1 by which one is larger: bfloat16's rounding can
+    # swap a near tie and flip the head's weights, which no tolerance bounds.
+    head_dim = kwargs["embed_dim"] // kwargs["num_heads"]
+    assume(not (dtype == torch.bfloat16 and kwargs["qk_norm"] == "layer" and head_dim == 2))
     torch.manual_seed(seed)
     single = MultiHeadAttention(**kwargs)
     other = MultiHeadAttention(**kwargs, dtype=dtype)

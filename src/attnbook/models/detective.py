@@ -112,15 +112,14 @@ class Detective(nn.Module):
         N, S = tokens.shape
         H = self.config.nhead
         bias = alibi_bias(S, self.slopes)  # (H, S, S)
-        bias = bias.expand(N, H, S, S).reshape(N * H, S, S)  # (N*H, S, S), heads fastest
+        # The padding joins the bias once here, as -inf on its keys, instead of in every block:
+        # the same float mask the blocks would form, one (N, H, S, S) tensor per forward pass.
+        padding = bias.new_zeros(N, 1, 1, S).masked_fill(
+            key_padding_mask[:, None, None, :], float("-inf")
+        )  # (N, 1, 1, S)
+        mask = (bias + padding).reshape(N * H, S, S)  # (N*H, S, S), heads fastest
         x = self.embedding(tokens)  # (N, S, E)
-        x, weights = self.encoder(
-            x,
-            mask=bias,
-            src_key_padding_mask=key_padding_mask,
-            need_weights=need_weights,
-            head_mask=head_mask,
-        )
+        x, weights = self.encoder(x, mask=mask, need_weights=need_weights, head_mask=head_mask)
         query = self.pointer_query(x[torch.arange(N), pronoun])  # (N, E)
         keys = self.pointer_key(x)  # (N, S, E)
         logits = torch.einsum("ne,nse->ns", query, keys) / self.config.d_model**0.5  # (N, S)
