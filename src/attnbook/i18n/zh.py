@@ -199,4 +199,48 @@ STRINGS: dict[str, str] = {
         "the memory, the encoder's output (N, S, E)."
     ): "交叉注意力的查询来自解码器，键和值来自记忆，即编码器的输出 (N, S, E)。",
     "Every arrow of the main path carries (N, L, E).": "主路径上的每个箭头传递的都是 (N, L, E)。",
+    # diagrams (issue 40): the strings of viz.diagrams_lookup, in one block to move into the
+    # gettext catalogue at merge.
+    "keys": "键",
+    "values": "值",
+    "output": "输出",
+    "weights": "权重",
+    "scores": "分数",
+    "compared with every key": "与每个键比较",
+    "add up": "相加",
+    "weights: positive, sum to 1": "权重：都为正，总和为 1",
+    "Diagram of the soft lookup, with {n} keys.": "软查找的示意图，共 {n} 个键。",
+    (
+        "A query q, at the top, is compared with every key k by a dot product, giving one "
+        "score s = q · k per key."
+    ): "顶部的查询 q 用点积与每个键 k 比较，每个键得到一个分数 s = q · k。",
+    (
+        "A softmax turns the scores into weights w, drawn as bars: positive, summing to 1, the "
+        "longest for the best-matching key."
+    ): "softmax 把分数变成权重 w，画成横条：权重都为正，总和为 1，与查询最匹配的键横条最长。",
+    (
+        "Each value v is scaled by its weight, and the scaled values are added up into the "
+        "output Σ w v."
+    ): "每个值 v 乘上自己的权重，加权后的值相加，就是输出 Σ w v。",
+    "padding mask": "填充掩码",
+    "causal mask": "因果掩码",
+    "keys (S)": "键 (S)",
+    "queries (L)": "查询 (L)",
+    "softmax\nover each row": "对每一行\n做 softmax",
+    "masked pair (mask False): score {inf}, weight 0; each row's weights still sum to 1": (
+        "被遮住的位置（掩码为 False）：分数 {inf}，权重 0；每行权重之和仍为 1"
+    ),
+    (
+        "Two masks on the grid of scores, queries (L) down and keys (S) across, above the "
+        "weights that the softmax gives."
+    ): "分数网格上的两种掩码：纵向是查询 (L)，横向是键 (S)；下方是 softmax 之后得到的权重。",
+    (
+        "Left, a padding mask: the last two keys are padding, so every query's scores for "
+        "them are set to −∞ and their weights are 0."
+    ): "左边是填充掩码：最后两个键是填充，所以每个查询对它们的分数都设为 −∞，权重为 0。",
+    (
+        "Right, a causal mask: query i may attend to keys 0 to i only, so the scores above "
+        "the diagonal are −∞ and the weights are lower-triangular."
+    ): "右边是因果掩码：查询 i 只能关注键 0 到 i，所以对角线以上的分数都是 −∞，权重呈下三角。",
+    "In every row the remaining weights still sum to 1.": "每一行剩下的权重加起来仍然是 1。",
 }
