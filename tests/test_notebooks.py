@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,6 @@ def stored_images(nb: dict):
     """(cell number, PNG bytes, width in CSS px or None) for every image a notebook stores:
     figures (image/png) and the images inside HTML views (data URIs)."""
     import base64
-    import re
 
     for n, cell in enumerate(nb["cells"]):
         for output in cell.get("outputs", []):
@@ -116,3 +116,31 @@ def test_figures_are_sharp_described_and_readable(path):
             f"{where}: smallest text {shown:.1f} CSS px as shown (< {MIN_TEXT_PX}); "
             f"alt: {text[ALT_KEY][:80]}"
         )
+
+
+def stored_svgs(nb: dict):
+    """(cell number, SVG markup, width in CSS px or None) for every SVG a notebook stores."""
+    for n, cell in enumerate(nb["cells"]):
+        for output in cell.get("outputs", []):
+            svg = output.get("data", {}).get("image/svg+xml")
+            if svg is not None:
+                width = output.get("metadata", {}).get("image/svg+xml", {}).get("width")
+                yield n, "".join(svg), width
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_diagrams_are_vectors_described_small_and_readable(path):
+    """Every stored SVG went through attnbook.viz.style.render_svg: alt text in its <title>, in
+    the edition's language, under 120 kB, and no text smaller than the page's small print."""
+    from attnbook.viz.style import CONTENT_WIDTH, MIN_TEXT_PX, svg_info
+
+    for n, svg, width in stored_svgs(json.loads(path.read_text())):
+        where = f"{path.name}, cell {n}"
+        alt, svg_width, text_px = svg_info(svg)
+        assert alt and text_px is not None, f"{where}: an SVG not rendered by attnbook.viz.style"
+        assert width == svg_width, f"{where}: shown {width} px wide, drawn {svg_width} px"
+        if "zh" in path.relative_to(ROOT).parts:
+            assert re.search(r"[\u4e00-\u9fff]", alt), f"{where}: alt text not in Chinese: {alt}"
+        assert len(svg.encode()) < 120_000, f"{where}: {len(svg.encode())} bytes of SVG"
+        shown = text_px * min(1.0, CONTENT_WIDTH / svg_width)
+        assert shown >= MIN_TEXT_PX - 0.05, f"{where}: smallest text {shown:.1f} CSS px as shown"

@@ -23,6 +23,7 @@ def test_constants_match_the_renderer():
         style.TEXT_KEY,
         style.DENSITY,
     )
+    assert site_fixes.SVG_TEXT_ATTR == style.SVG_TEXT_ATTR
 
 
 def test_png_info_reads_alt_and_css_width(tmp_path):
@@ -42,6 +43,24 @@ def test_png_info_ignores_other_images(tmp_path):
     Image.new("RGB", (10, 10)).save(path)
     assert site_fixes.png_info(path) == (None, None)
     assert site_fixes.png_info(tmp_path / "missing.png") == (None, None)
+
+
+def test_svg_info_reads_alt_and_css_width_of_a_diagram(tmp_path):
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([0, 1], [1, 0])
+    style.set_alt(fig, "一条下降的线 <a falling line> & more")
+    image = style.render_svg(style.as_vector(fig))
+    path = tmp_path / "f.svg"
+    path.write_text(image.svg, encoding="utf-8")
+    assert site_fixes.svg_info(path) == ("一条下降的线 <a falling line> & more", image.width)
+
+
+def test_svg_info_ignores_other_svgs(tmp_path):
+    path = tmp_path / "icon.svg"
+    path.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="10px"><title>x</title></svg>')
+    assert site_fixes.svg_info(path) == (None, None)
+    assert site_fixes.svg_info(tmp_path / "missing.svg") == (None, None)
+    assert site_fixes.svg_info(tmp_path / "f.png") == (None, None)
 
 
 def fix(html: str) -> str:

@@ -9,7 +9,9 @@ sphinx-togglebutton 0.3.2):
   figures carry their alt text in the PNG itself (``attnbook.viz.style.render_png`` writes it
   to the standard ``Description`` text chunk); it becomes the image's ``alt`` here. The stored
   height is dropped, so that a figure narrowed to a phone's width keeps its proportions, and a
-  figure placed with ``{figure}`` is shown at its CSS width (half its pixel width).
+  figure placed with ``{figure}`` is shown at its CSS width (half its pixel width). A diagram is
+  stored as SVG (``attnbook.viz.style.render_svg``), which myst-nb also writes to a file and shows
+  with an ``<img>``: its alt text is the SVG's ``<title>``, and its width the root's ``width``.
 * the theme draws its dozen icons with Font Awesome's 1.5 MB JavaScript on every page; the site
   uses Font Awesome's CSS and web fonts instead (vendored by scripts/vendor_assets.py).
 * accessibility errors that axe-core finds in what the theme, myst-nb and docutils write (a
@@ -20,6 +22,7 @@ sphinx-togglebutton 0.3.2):
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,8 @@ from docutils import nodes
 ALT_KEY = "Description"
 TEXT_KEY = "attnbook-text-px"
 DENSITY = 2
+# The attribute of an attnbook SVG's root that holds its smallest text (style.SVG_TEXT_ATTR).
+SVG_TEXT_ATTR = "data-" + TEXT_KEY
 
 
 def _drop_duplicate_scripts(
@@ -67,6 +72,24 @@ def png_info(path: Path) -> tuple[str | None, int | None]:
         return text.get(ALT_KEY), width
 
 
+def svg_info(path: Path) -> tuple[str | None, int | None]:
+    """The alt text (``<title>``) of an SVG that attnbook rendered, and its width in CSS pixels;
+    (None, None) for any other file."""
+    if path.suffix.lower() != ".svg" or not path.is_file():
+        return None, None
+    svg = path.read_text(encoding="utf-8")
+    start = svg.find("<svg ")
+    root = svg[start : svg.find(">", start) + 1] if start >= 0 else ""
+    if SVG_TEXT_ATTR not in root:
+        return None, None
+    title = re.search(r"(?s)<title>(.*?)</title>", svg)
+    width = re.search(r'\swidth="(\d+)px"', root)
+    return (
+        html.unescape(title.group(1)).strip() if title else None,
+        int(width.group(1)) if width else None,
+    )
+
+
 def _figure_alt_text(app, doctree: nodes.document, docname: str) -> None:
     for image in doctree.findall(nodes.image):
         uri = image.get("uri", "")
@@ -77,7 +100,8 @@ def _figure_alt_text(app, doctree: nodes.document, docname: str) -> None:
         candidate = image.get("candidates", {}).get("*")
         if not candidate:
             continue
-        alt, width = png_info(Path(app.srcdir) / candidate)
+        path = Path(app.srcdir) / candidate
+        alt, width = svg_info(path) if path.suffix.lower() == ".svg" else png_info(path)
         if alt is not None:
             image["alt"] = alt
         if width is not None:

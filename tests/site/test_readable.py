@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 from conftest import ROOT, SITE, site_pages
 
-from attnbook.viz.style import ALT_KEY, DENSITY, MIN_TEXT_PX, TEXT_KEY
+from attnbook.viz.style import ALT_KEY, DENSITY, MIN_TEXT_PX, TEXT_KEY, svg_info
 
 PAGES = site_pages()
 CHAPTERS = [p for p in PAGES if re.match(r"book/(\d|appendix)", p) or p == "book/intro.html"]
@@ -66,6 +66,24 @@ def png_bytes(src: str) -> bytes | None:
     if src.startswith("file:"):
         return Path(unquote(path)).read_bytes()
     return (SITE / unquote(path).lstrip("/")).read_bytes()
+
+
+def svg_markup(src: str) -> str | None:
+    """The markup of an SVG image shown on a page from the built site, else None."""
+    path = urlparse(src).path
+    if not path.endswith(".svg"):
+        return None
+    if src.startswith("file:"):
+        return Path(unquote(path)).read_text(encoding="utf-8")
+    return (SITE / unquote(path).lstrip("/")).read_text(encoding="utf-8")
+
+
+# Every image of the article on a phone, with its right edge: one inside a scrolling output would
+# not widen the page, but its right edge would still lie beyond the screen.
+PHONE_IMAGES = """() => Array.from(document.querySelectorAll('article img'))
+  .filter(img => img.offsetParent !== null && img.clientWidth > 0)
+  .map(img => ({src: img.currentSrc || img.src, right: img.getBoundingClientRect().right,
+                viewport: document.documentElement.clientWidth}))"""
 
 
 def png_text(data: bytes) -> dict[str, str]:
@@ -126,8 +144,18 @@ def check_readable(offline_page, name: str) -> None:
         assert alt and not re.search(r"(\.(png|svg|jpe?g|gif)$|_images/)", alt), (
             f"{where} has no alt text (alt={alt!r})"
         )
+        svg = svg_markup(image["src"])
+        if svg is not None:  # a vector: sharp at any size; a diagram is checked like a figure
+            title, natural_css, text_px = svg_info(svg)
+            if text_px is not None:
+                assert title == alt, f"{where}: alt differs from the SVG's <title>"
+                shown_text = text_px * image["shown"] / natural_css
+                assert shown_text >= MIN_TEXT_PX - 0.05, (
+                    f"{where}: its smallest text is {shown_text:.1f}px as shown (< {MIN_TEXT_PX}px)"
+                )
+            continue
         data = png_bytes(image["src"])
-        if data is None:  # an SVG (vector: sharp at any size) or a theme image
+        if data is None:  # a theme image
             continue
         density = image["natural"] / image["shown"]
         assert density >= DENSITY - 0.01, (
@@ -159,6 +187,10 @@ def check_readable(offline_page, name: str) -> None:
         f"{name} is {widths['scroll']}px wide on a {widths['client']}px phone screen; "
         f"too wide: {widths['wide']}"
     )
+    for image in page.evaluate(PHONE_IMAGES):
+        assert image["right"] <= image["viewport"] + 1, (
+            f"{name}: image {image['src'][-60:]} overflows a phone's screen: {image}"
+        )
 
 
 @pytest.mark.site

@@ -174,3 +174,14 @@ def test_by_default_the_heads_are_drawn_symbolically(book_style):
         "head H",
     ]
     plt.close("all")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_diagram_is_shown_as_svg_with_its_alt_text(book_style, name, lang):
+    from attnbook.viz.style import is_vector, render_svg
+
+    fig = DIAGRAMS[name](lang=lang)
+    assert is_vector(fig)
+    image = render_svg(fig)
+    assert f"<title>{image.alt}</title>" in image.svg and len(image.svg.encode()) < 100_000
+    assert bool(re.search(r"[\u4e00-\u9fff]", image.alt)) == (lang == "zh")

@@ -87,7 +87,7 @@ def test_a_figure_wider_than_the_column_is_shown_with_smaller_text():
     assert float(png.text[style.TEXT_KEY]) == pytest.approx(natural, abs=0.01)  # at full size
 
 
-def test_setup_plotting_shows_figures_through_render_png_inside_ipython_only():
+def test_setup_plotting_shows_figures_through_render_png_or_svg_inside_ipython_only():
     from IPython.core.interactiveshell import InteractiveShell
 
     formatter_outside = None
@@ -96,12 +96,19 @@ def test_setup_plotting_shows_figures_through_render_png_inside_ipython_only():
         png = shell.display_formatter.formatters["image/png"]
         formatter_outside = png.lookup_by_type(Figure) if Figure in png else None
         style.setup_plotting()
+        svg = shell.display_formatter.formatters["image/svg+xml"]
         assert png.lookup_by_type(Figure) is style._png_formatter
-        for mime in ("image/svg+xml", "image/jpeg", "application/pdf"):
+        assert svg.lookup_by_type(Figure) is style._svg_formatter
+        for mime in ("image/jpeg", "application/pdf"):
             assert Figure not in shell.display_formatter.formatters[mime]
         fig, ax = plt.subplots(figsize=(2, 2))
         data, metadata = png.lookup_by_type(Figure)(fig)
         assert data.startswith(b"\x89PNG") and set(metadata) == {"width", "height"}
+        assert svg.lookup_by_type(Figure)(fig) is None  # a chart: PNG only
+        style.as_vector(fig)
+        assert png.lookup_by_type(Figure)(fig) is None  # a diagram: SVG only
+        data, metadata = svg.lookup_by_type(Figure)(fig)
+        assert data.startswith("<svg ") and set(metadata) == {"width", "height"}
     finally:
         InteractiveShell.clear_instance()
     assert formatter_outside is not style._png_formatter
@@ -110,6 +117,43 @@ def test_setup_plotting_shows_figures_through_render_png_inside_ipython_only():
 
     style.setup_plotting()
     assert get_ipython() is None
+
+
+def vector_figure(alt: str = "Two boxes & an arrow <between>"):
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([0, 1], [1, 0])
+    ax.set_title("标题 title")
+    style.set_alt(fig, alt)
+    return style.as_vector(fig)
+
+
+def test_render_svg_puts_the_alt_text_in_title_and_aria_label():
+    style.setup_plotting()
+    image = style.render_svg(vector_figure())
+    root = image.svg[: image.svg.index(">") + 1]
+    assert image.svg.startswith("<svg ") and 'role="img"' in root
+    assert 'aria-label="Two boxes &amp; an arrow &lt;between&gt;"' in root
+    assert "<title>Two boxes &amp; an arrow &lt;between&gt;</title>" in image.svg
+    assert style.svg_info(image.svg) == (image.alt, image.width, pytest.approx(14.58, abs=0.01))
+
+
+def test_render_svg_sizes_a_figure_inch_as_css_dpi_pixels_and_draws_text_as_paths():
+    style.setup_plotting()
+    image = style.render_svg(vector_figure())
+    assert 'width="{}px" height="{}px"'.format(image.width, image.height) in image.svg
+    assert 290 <= image.width <= 330 and 190 <= image.height <= 230  # 3 x 2 inches, tight box
+    assert "<text" not in image.svg and "<metadata" not in image.svg
+    assert image.min_text_px >= style.MIN_TEXT_PX
+
+
+def test_render_svg_writes_the_same_markup_every_time():
+    style.setup_plotting()
+    assert style.render_svg(vector_figure()).svg == style.render_svg(vector_figure()).svg
+
+
+def test_as_vector_refuses_what_is_not_a_figure():
+    with pytest.raises(TypeError, match="fig"):
+        style.as_vector(plt.gca())
 
 
 def test_the_palette_keeps_white_white():

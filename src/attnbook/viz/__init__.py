@@ -3,9 +3,11 @@
 * :mod:`~attnbook.viz.charts` — heat-maps, bars, masks, the steps of attention;
 * :mod:`~attnbook.viz.head_plots` — one head, a layers x heads grid, a line view;
 * :mod:`~attnbook.viz.diagrams` — architecture diagrams: attention, heads, the blocks (chapters 2–5);
+* :mod:`~attnbook.viz.diagrams_lookup` — the soft lookup and masks on the scores (chapters 1–2);
 * :mod:`~attnbook.viz.transformer_plots` — positional encodings and gradient norms (chapter 5);
 * :mod:`~attnbook.viz.efficient_plots` — scaling plots and tile maps (chapters 9-10);
-* :mod:`~attnbook.viz.style` — the book's figure style, alt text, and the one PNG renderer;
+* :mod:`~attnbook.viz.style` — the book's figure style, alt text, the PNG renderer and the SVG one for
+  diagrams;
 * :mod:`~attnbook.viz.web` — figure switchers as HTML views (no kernel, no widget manager);
 * :mod:`~attnbook.viz.attention_view` — the hover view of attention, drawn in the browser;
 * :mod:`~attnbook.viz.explorer` — the head explorer, static and live;

@@ -20,7 +20,7 @@ from matplotlib.patches import Circle, FancyBboxPatch
 
 from attnbook.i18n import N_, resolve, tr
 from attnbook.viz.layout import OKABE_ITO
-from attnbook.viz.style import set_alt
+from attnbook.viz.style import as_vector, set_alt
 
 __all__ = ["sdpa_flow", "heads_split_merge", "encoder_block", "decoder_block"]
 
@@ -96,6 +96,7 @@ def _check_flag(value: object, name: str) -> bool:
 def _alt(fig: Figure, sentences: list[str], lang: str) -> Figure:
     joiner = "" if lang == "zh" else " "
     set_alt(fig, joiner.join(sentences))
+    as_vector(fig)  # boxes and arrows: shown as SVG, sharp at any zoom
     return fig
 
 

@@ -6,8 +6,12 @@
 * :func:`set_alt` gives a figure (or one of its axes) alt text that says what it shows; the chart
   functions of :mod:`attnbook.viz` write it from their data, and :func:`alt_text` falls back to a
   description of the axes (titles, labels, legend) for figures drawn by hand;
-* :func:`render_png` is the one renderer: it returns the PNG with its display size in CSS pixels,
-  its alt text and the size of its smallest text as shown on the page.
+* :func:`render_png` is the one renderer of charts: it returns the PNG with its display size in
+  CSS pixels, its alt text and the size of its smallest text as shown on the page;
+* :func:`as_vector` marks a figure drawn with lines and boxes (the diagrams of
+  :mod:`attnbook.viz.diagrams`) to be shown as SVG instead, rendered by :func:`render_svg`: sharp at
+  any zoom, its alt text in the SVG's ``<title>`` and ``aria-label``, its text drawn as paths (each
+  glyph once), so that Chinese renders without a font on the reader's machine.
 
 Sizes: a figure inch is :data:`CSS_DPI` CSS pixels; a figure wider than :data:`CONTENT_WIDTH` (the
 text column of a 1280-pixel desktop window) is shown scaled down, and so is its text.
@@ -15,8 +19,10 @@ text column of a 1280-pixel desktop window) is shown scaled down, and so is its 
 
 from __future__ import annotations
 
+import html
 import io
 import math
+import re
 from importlib import resources
 from typing import NamedTuple
 
@@ -43,6 +49,12 @@ __all__ = [
     "alt_text",
     "min_text_px",
     "render_png",
+    "FigureSVG",
+    "SVG_TEXT_ATTR",
+    "as_vector",
+    "is_vector",
+    "render_svg",
+    "svg_info",
 ]
 
 STYLE_FILE = str(resources.files("attnbook.viz") / "attnbook.mplstyle")
@@ -58,12 +70,24 @@ MIN_TEXT_PX = 14.0
 ALT_KEY = "Description"
 #: The smallest text in CSS pixels when the image is shown at its full width (width x height).
 TEXT_KEY = "attnbook-text-px"
+#: The attribute of an SVG's root element that holds its smallest text at full size (CSS pixels).
+SVG_TEXT_ATTR = "data-" + TEXT_KEY
 
 
 class FigureImage(NamedTuple):
     """A rendered figure: PNG bytes, display size in CSS pixels, alt text, smallest text."""
 
     png: bytes
+    width: int
+    height: int
+    alt: str
+    min_text_px: float
+
+
+class FigureSVG(NamedTuple):
+    """A figure rendered as SVG: the markup, display size in CSS pixels, alt text, smallest text."""
+
+    svg: str
     width: int
     height: int
     alt: str
@@ -209,14 +233,100 @@ def render_png(fig: Figure, *, close: bool = True) -> FigureImage:
     return FigureImage(out.getvalue(), width, height, alt, smallest)
 
 
-def _png_formatter(fig: Figure) -> tuple[bytes, dict[str, int]]:
+def as_vector(fig: Figure) -> Figure:
+    """Mark ``fig`` to be shown as SVG (:func:`render_svg`) rather than PNG. For figures of boxes,
+    arrows and labels, which a vector stays sharp and small for; not for heat-maps or scatters of
+    many points. Returns ``fig``."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
+    fig._attnbook_vector = True
+    return fig
+
+
+def is_vector(fig: Figure) -> bool:
+    """Whether :func:`as_vector` marked ``fig``."""
+    return bool(getattr(fig, "_attnbook_vector", False))
+
+
+# The SVG that matplotlib writes, made deterministic and small: no metadata, no doctype, fixed ids.
+_SVG_RC = {"svg.fonttype": "path", "svg.hashsalt": "attnbook", "svg.image_inline": True}
+_SVG_ROOT = re.compile(r'<svg [^>]*?width="([\d.]+)pt" height="([\d.]+)pt"[^>]*>')
+
+
+def render_svg(fig: Figure, *, close: bool = True) -> FigureSVG:
+    """Render ``fig`` as SVG, as the book shows a diagram: a figure inch is :data:`CSS_DPI` CSS
+    pixels (the root's ``width`` and ``height``; the drawing scales with them), tight bounding
+    box, text as paths; the alt text is the SVG's ``<title>`` and ``aria-label`` (``role="img"``),
+    and the smallest text at full size is the root's :data:`SVG_TEXT_ATTR` attribute.
+    ``min_text_px`` of the result is the smallest text as shown in a :data:`CONTENT_WIDTH`-wide
+    column. The markup is the same on every run."""
+    alt = alt_text(fig)
+    buffer = io.StringIO()
+    with matplotlib.rc_context(_SVG_RC):
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    if close:
+        plt.close(fig)
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg ") :]
+    svg = re.sub(r"(?s)\s*<metadata>.*?</metadata>", "", svg, count=1)
+    root = _SVG_ROOT.search(svg)
+    if root is None:  # pragma: no cover - matplotlib always writes both, in points
+        raise RuntimeError("matplotlib wrote an SVG without width and height in points")
+    points = float(root.group(1)), float(root.group(2))
+    width, height = (math.ceil(p / 72 * CSS_DPI) for p in points)
+    smallest = min_text_px(fig, width)
+    natural = min_text_px(fig, CONTENT_WIDTH)
+    label = html.escape(alt, quote=True)
+    opening = (
+        root.group(0)
+        .replace(f'width="{root.group(1)}pt"', f'width="{width}px"')
+        .replace(f'height="{root.group(2)}pt"', f'height="{height}px"')
+        .replace(
+            "<svg ", f'<svg role="img" aria-label="{label}" {SVG_TEXT_ATTR}="{natural:.2f}" ', 1
+        )
+    )
+    svg = (
+        svg[: root.start()]
+        + opening
+        + f"\n <title>{html.escape(alt, quote=False)}</title>"
+        + (svg[root.end() :])
+    )
+    return FigureSVG(svg, width, height, alt, smallest)
+
+
+def svg_info(svg: str) -> tuple[str | None, int | None, float | None]:
+    """What :func:`render_svg` wrote into an SVG: its alt text (``<title>``), its width in CSS
+    pixels and its smallest text at full size in CSS pixels; None where absent."""
+    start = svg.find("<svg ")
+    root = svg[start : svg.find(">", start) + 1] if start >= 0 else ""
+    title = re.search(r"(?s)<title>(.*?)</title>", svg)
+    width = re.search(r'\swidth="(\d+)px"', root)
+    text = re.search(rf'{SVG_TEXT_ATTR}="([\d.]+)"', root)
+    return (
+        html.unescape(title.group(1)).strip() if title else None,
+        int(width.group(1)) if width else None,
+        float(text.group(1)) if text else None,
+    )
+
+
+def _png_formatter(fig: Figure) -> tuple[bytes, dict[str, int]] | None:
+    if is_vector(fig):
+        return None
     image = render_png(fig, close=False)  # the inline backend closes its figures itself
     return image.png, {"width": image.width, "height": image.height}
 
 
+def _svg_formatter(fig: Figure) -> tuple[str, dict[str, int]] | None:
+    if not is_vector(fig):
+        return None
+    image = render_svg(fig, close=False)
+    return image.svg, {"width": image.width, "height": image.height}
+
+
 def setup_plotting() -> str | None:
     """Apply the book's figure style and CJK font; in IPython, show figures through
-    :func:`render_png` (sharp, with alt text). Returns the CJK font family in use, or None."""
+    :func:`render_png`, or :func:`render_svg` for those marked by :func:`as_vector` (sharp, with
+    alt text). Returns the CJK font family in use, or None."""
     matplotlib.style.use(STYLE_FILE)
     family = use_cjk_font()
     try:
@@ -229,6 +339,7 @@ def setup_plotting() -> str | None:
 
         formatters = shell.display_formatter.formatters
         formatters["image/png"].for_type(Figure, _png_formatter)
-        for mime in ("image/svg+xml", "image/jpeg", "application/pdf"):
+        formatters["image/svg+xml"].for_type(Figure, _svg_formatter)
+        for mime in ("image/jpeg", "application/pdf"):
             formatters[mime].pop(Figure, None)
     return family
