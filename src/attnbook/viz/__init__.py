@@ -4,6 +4,7 @@
 * :mod:`~attnbook.viz.head_plots` — one head, a layers x heads grid, a line view;
 * :mod:`~attnbook.viz.diagrams` — architecture diagrams: attention, heads, the blocks (chapters 2–5);
 * :mod:`~attnbook.viz.diagrams_lookup` — the soft lookup and masks on the scores (chapters 1–2);
+* :mod:`~attnbook.viz.diagram_parts` — the canvas, boxes, arrows and role colours of every diagram;
 * :mod:`~attnbook.viz.transformer_plots` — positional encodings and gradient norms (chapter 5);
 * :mod:`~attnbook.viz.efficient_plots` — scaling plots and tile maps (chapters 9-10);
 * :mod:`~attnbook.viz.style` — the book's figure style, alt text, the PNG renderer and the SVG one for

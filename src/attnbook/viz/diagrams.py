@@ -12,92 +12,27 @@ size, H heads, D = E/H head size.
 from __future__ import annotations
 
 import matplotlib as mpl
-import matplotlib.pyplot as plt
-from matplotlib.axes import Axes
-from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
-from matplotlib.patches import Circle, FancyBboxPatch
+from matplotlib.patches import Circle
 
 from attnbook.i18n import N_, resolve, tr
-from attnbook.viz.layout import OKABE_ITO
-from attnbook.viz.style import as_vector, set_alt
+from attnbook.viz.diagram_parts import ROLE_COLORS  # noqa: F401 (also diagrams.ROLE_COLORS)
+from attnbook.viz.diagram_parts import arrow as _arrow
+from attnbook.viz.diagram_parts import box as _box
+from attnbook.viz.diagram_parts import canvas as _canvas
+from attnbook.viz.diagram_parts import describe as _alt
 
 __all__ = ["sdpa_flow", "heads_split_merge", "encoder_block", "decoder_block"]
 
-#: One colour per role, the same in every diagram.
-ROLE_COLORS = {
-    "query": OKABE_ITO["vermilion"],
-    "key": OKABE_ITO["blue"],
-    "value": OKABE_ITO["bluish green"],
-    "mask": OKABE_ITO["reddish purple"],
-    "attention": OKABE_ITO["orange"],
-    "linear": OKABE_ITO["sky blue"],
-    "norm": OKABE_ITO["yellow"],
-    "plain": "#777777",
-}
-_WIDTH = 6.5  # inches: the book's figure width
 _GAP = 0.34  # vertical room for an arrow between two boxes
 _QKT = r"$\mathrm{Q\,K^{T}}$"  # mathtext: CJK fonts lack the superscript T
 _DOTS = "…"
-
-
-def _canvas(height: float, width: float = _WIDTH) -> tuple[Figure, Axes]:
-    """A figure whose one axes spans it, in inch units, y pointing up, no frame."""
-    fig = plt.figure(figsize=(width, height))
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, width)
-    ax.set_ylim(0, height)
-    ax.set_axis_off()
-    return fig, ax
-
-
-def _box(ax: Axes, x: float, y: float, w: float, h: float, text: str, role: str = "plain",
-         *, dashed: bool = False) -> tuple[float, float, float, float]:  # fmt: skip
-    """A rounded box centred at (x, y), tinted by its role; returns (left, right, bottom, top)."""
-    color = ROLE_COLORS[role]
-    edge = OKABE_ITO["black"] if role == "norm" else color  # yellow edges are faint on white
-    ax.add_patch(
-        FancyBboxPatch(
-            (x - w / 2, y - h / 2),
-            w,
-            h,
-            boxstyle="round,pad=0,rounding_size=0.06",
-            facecolor=to_rgba(color, 0.18),
-            edgecolor=edge,
-            linewidth=1.4,
-            linestyle=(0, (4, 2)) if dashed else "-",
-        )  # fmt: skip
-    )
-    ax.text(x, y, text, ha="center", va="center", fontsize=mpl.rcParams["font.size"])
-    return x - w / 2, x + w / 2, y - h / 2, y + h / 2
-
-
-def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], label: str = "",
-           *, side: str = "right", dashed: bool = False, color: str = "black") -> None:  # fmt: skip
-    """An arrow from ``start`` to ``end``, with ``label`` (a shape) beside its middle."""
-    ax.annotate(
-        "", xy=end, xytext=start,
-        arrowprops=dict(arrowstyle="-|>", color=color, linewidth=1.2, shrinkA=0, shrinkB=0,
-                        mutation_scale=12, linestyle="--" if dashed else "-"),
-    )  # fmt: skip
-    if label:
-        mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
-        dx = 0.1 if side == "right" else -0.1
-        ax.text(mx + dx, my, label, ha="left" if side == "right" else "right", va="center",
-                fontsize=mpl.rcParams["font.size"], color="#333333")  # fmt: skip
 
 
 def _check_flag(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be a bool; got {type(value).__name__}")
     return value
-
-
-def _alt(fig: Figure, sentences: list[str], lang: str) -> Figure:
-    joiner = "" if lang == "zh" else " "
-    set_alt(fig, joiner.join(sentences))
-    as_vector(fig)  # boxes and arrows: shown as SVG, sharp at any zoom
-    return fig
 
 
 def sdpa_flow(*, mask: bool = True, lang: str | None = None) -> Figure:

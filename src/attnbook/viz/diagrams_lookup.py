@@ -18,7 +18,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from attnbook.i18n import resolve, tr
-from attnbook.viz.diagrams import ROLE_COLORS, _alt, _arrow, _box, _canvas
+from attnbook.viz.diagram_parts import ROLE_COLORS
+from attnbook.viz.diagram_parts import arrow as _arrow
+from attnbook.viz.diagram_parts import box as _box
+from attnbook.viz.diagram_parts import canvas as _canvas
+from attnbook.viz.diagram_parts import describe as _alt
 
 __all__ = ["soft_lookup", "mask_grids"]
 
