@@ -4,7 +4,14 @@ import pytest
 import torch
 
 from attnbook import MultiHeadAttention
-from attnbook.models.lookup_model import LookupModel, LookupModelConfig
+from attnbook.models.lookup_model import (
+    LookupModel,
+    LookupModelConfig,
+    build_lookup_model,
+    head_roles,
+    lookup_model_loss,
+)
+from attnbook.tasks.lookup import lookup_batch, lookup_loss
 
 
 def model(**overrides):
@@ -83,3 +90,49 @@ def test_too_long_input_raises_with_lengths():
 def test_float_input_raises():
     with pytest.raises(ValueError, match=r"\(N, L\)"):
         model()(torch.zeros(2, 6))
+
+
+def test_build_lookup_model_draws_the_same_weights_for_the_same_seed():
+    a, b, c = build_lookup_model(2, 0), build_lookup_model(2, 0), build_lookup_model(2, 1)
+    assert (a.config.vocab_size, a.config.max_len, a.config.num_heads) == (128, 8, 2)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert not torch.equal(a.token_embedding.weight, c.token_embedding.weight)
+    three = build_lookup_model(4, 0, embed_dim=96, num_readouts=3)
+    assert (three.config.embed_dim, len(three.readouts)) == (96, 3)
+
+
+def test_lookup_model_loss_is_lookup_loss_of_the_answers():
+    model = build_lookup_model(2, 0)
+    batch = lookup_batch(16, torch.Generator().manual_seed(0), seq_len=8, vocab_size=128,
+                         lookups=("previous", "first"))  # fmt: skip
+    assert torch.equal(lookup_model_loss(model, batch), lookup_loss(model(batch[0])[0], batch[1]))
+
+
+class _FixedWeights(torch.nn.Module):
+    """A stand-in model whose heads attend where we say: head 0 the previous token, head 1 the
+    first token, head 2 uniformly over the earlier positions."""
+
+    def forward(self, tokens):
+        N, L = tokens.shape
+        w = torch.zeros(N, 3, L, L)
+        for i in range(L):
+            w[:, 0, i, max(i - 1, 0)] = 1.0
+            w[:, 1, i, 0] = 1.0
+            w[:, 2, i, : i + 1] = 1.0 / (i + 1)
+        return None, w
+
+
+def test_head_roles_average_over_the_positions_from_two():
+    on_previous, on_first = head_roles(_FixedWeights(), torch.zeros(4, 8, dtype=torch.long))
+    uniform = torch.tensor([1 / (i + 1) for i in range(2, 8)]).mean()
+    torch.testing.assert_close(
+        on_previous, torch.stack([torch.tensor(1.0), torch.tensor(0.0), uniform])
+    )
+    torch.testing.assert_close(
+        on_first, torch.stack([torch.tensor(0.0), torch.tensor(1.0), uniform])
+    )
+
+
+def test_head_roles_refuses_sequences_too_short_to_tell_the_places_apart():
+    with pytest.raises(ValueError, match=r"L >= 3; got \(4, 2\)"):
+        head_roles(_FixedWeights(), torch.zeros(4, 2, dtype=torch.long))

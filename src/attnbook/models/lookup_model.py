@@ -18,8 +18,15 @@ import torch
 from torch import Tensor, nn
 
 from attnbook.mha import MultiHeadAttention
+from attnbook.tasks.lookup import lookup_loss
 
-__all__ = ["LookupModelConfig", "LookupModel"]
+__all__ = [
+    "LookupModelConfig",
+    "LookupModel",
+    "build_lookup_model",
+    "lookup_model_loss",
+    "head_roles",
+]
 
 
 @dataclass
@@ -71,3 +78,48 @@ class LookupModel(nn.Module):
         )  # (N, L, E), (N, H, L, L)
         logits = torch.stack([readout(out) for readout in self.readouts], dim=1)  # (N, K, L, V)
         return logits, weights
+
+
+def build_lookup_model(
+    num_heads: int,
+    seed: int,
+    embed_dim: int = 64,
+    num_readouts: int = 2,
+    *,
+    vocab_size: int = 128,
+    max_len: int = 8,
+) -> LookupModel:
+    """Chapter 3's model with ``num_heads`` heads, its initial weights drawn from ``seed``.
+
+    The defaults are chapter 3's task: 128 tokens, sequences of 8, two lookups, E = 64.
+    """
+    torch.manual_seed(seed)
+    return LookupModel(
+        LookupModelConfig(vocab_size=vocab_size, max_len=max_len, embed_dim=embed_dim,
+                          num_heads=num_heads, num_readouts=num_readouts)
+    )  # fmt: skip
+
+
+def lookup_model_loss(model: LookupModel, batch: tuple[Tensor, Tensor]) -> Tensor:
+    """The loss of one batch ``(tokens, targets)``, as :func:`attnbook.train.fit` calls it."""
+    tokens, targets = batch
+    logits, _ = model(tokens)  # (N, K, L, V): K answers, V tokens
+    return lookup_loss(logits, targets)
+
+
+def head_roles(model: LookupModel, tokens: Tensor) -> tuple[Tensor, Tensor]:
+    """The mean weight each head puts on the previous token and on the first token.
+
+    Averaged over the sequences ``tokens`` (N, L) and the query positions 2 .. L-1 (at
+    position 1 the previous token is the first one, so it would count for both places).
+
+    Returns:
+        ``(on_previous, on_first)``, each of shape (H,).
+    """
+    if tokens.dim() != 2 or tokens.size(1) < 3:
+        raise ValueError(f"tokens must have shape (N, L) with L >= 3; got {tuple(tokens.shape)}")
+    with torch.no_grad():
+        _, weights = model(tokens)  # (N, H, L, L)
+    weights = weights.mean(dim=0)  # (H, L, L)
+    t = torch.arange(2, weights.size(-1))
+    return weights[:, t, t - 1].mean(-1), weights[:, t, 0].mean(-1)  # (H,), (H,)
