@@ -11,8 +11,9 @@ point or three or more digits must
 * be listed in ``ALLOWED`` below, for that page, with the reason it needs no cell.
 
 Numbers inside code (fenced blocks and `inline code`) are code, checked by running it, and are
-not read. A markdown page (``.md``) has no cells: its numbers must be cited or allowed. Both
-editions are checked; ``ALLOWED`` is keyed by the page's name, shared by its two editions.
+not read; nor is the syllabus's table, which scripts/syllabus.py computes from the chapters. A
+markdown page (``.md``) has no cells: its numbers must be cited or allowed. Both editions are
+checked; ``ALLOWED`` is keyed by the page's name, shared by its two editions.
 
     python scripts/prose_numbers.py     # every number it cannot place, and how many it checked
 """
@@ -58,6 +59,11 @@ ALLOWED: dict[str, dict[str, str]] = {
         "200": "the opening scene's page 200; and train_lookup's default of 200 steps, shown above",
     },
     "02_scaled_dot_product": {"2.13": "the PyTorch version the book pins (requirements.txt)"},
+    "syllabus": {
+        "120": "the reading pace the syllabus assumes (English words a minute), a stated choice",
+        "250": "the reading pace the syllabus assumes (Chinese characters a minute), a stated choice",
+        "3.14": "the number of a section of the book (chapter 3's going-deeper section)",
+    },
     "03_why_many_heads": {
         "127": "the task's vocab_size=128, shown in its code: token ids 0 to 127"
     },
@@ -176,9 +182,15 @@ class Pool:
         )
 
 
+# The syllabus's table, written and checked by scripts/syllabus.py from the chapters themselves.
+GENERATED = re.compile(r"<!-- syllabus:begin -->.*?<!-- syllabus:end -->", re.S)
+
+
 def prose_of(markdown: str) -> str:
-    """The markdown without code and citations, with TeX's digit separators (65\\,536) undone."""
-    text = CODE_FENCE.sub(" ", markdown)
+    """The markdown without code, citations and generated tables, with TeX's digit separators
+    (65\\,536) undone."""
+    text = GENERATED.sub(" ", markdown)
+    text = CODE_FENCE.sub(" ", text)
     text = CITATION.sub(CITED, text)
     text = INLINE_CODE.sub(" ", text)
     text = re.sub(
