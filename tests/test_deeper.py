@@ -178,3 +178,22 @@ def test_the_checks_catch_a_broken_convention():
     core_needs.insert(end, {"cell_type": "code", "metadata": {}, "source": ["tied\n"]})
     assert "tied" in source(cells[first_code])
     assert core_uses_deeper_names(core_needs)
+
+
+def test_the_site_marks_the_deeper_sections_and_a_deeper_page():
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    def sections(title: str, inner: str) -> dict[str, list[str]]:
+        doc = new_document("page", get_default_settings(Parser))
+        rst = f"{title}\n{'=' * 40}\n\n{inner}\n{'-' * 40}\n\nText.\n\nCore\n{'-' * 40}\n\nMore.\n"
+        Parser().parse(rst, doc)
+        site_fixes._mark_deeper_sections(None, doc)
+        return {s.next_node(nodes.title).astext(): s["classes"] for s in doc.findall(nodes.section)}
+
+    marked = sections("A chapter", "Going deeper: a proof")
+    assert marked == {"A chapter": [], "Going deeper: a proof": ["deeper"], "Core": []}
+    marked = sections("深入一步：一项旁支研究", "A part")
+    assert marked["深入一步：一项旁支研究"] == ["deeper-page"] and marked["A part"] == []

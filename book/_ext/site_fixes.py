@@ -164,12 +164,12 @@ DEEPER_MARKERS = ("Going deeper:", "深入一步：")
 
 
 def _mark_deeper_sections(app, doctree: nodes.document) -> None:
+    top = doctree.next_node(nodes.section)
     for section in doctree.findall(nodes.section):
         title = section.next_node(nodes.title)
         if title is not None and title.astext().startswith(DEEPER_MARKERS):
             # A whole page (its title is the marker's, as section 3.14) gets only the label.
-            page = isinstance(section.parent, nodes.document)
-            section["classes"].append("deeper-page" if page else "deeper")
+            section["classes"].append("deeper-page" if section is top else "deeper")
 
 
 def setup(app) -> dict[str, Any]:
