@@ -18,6 +18,13 @@ sphinx-togglebutton 0.3.2):
   search button and hidden-code toggles whose names differ from their visible text, unnamed
   expand arrows, bibliography entries with a role a list may not hold) are fixed in the
   written pages; see PAGE_FIXES.
+
+It also marks the book's *going deeper* sections (CONTRIBUTING.md): a section whose heading
+starts with one of DEEPER_MARKERS gets the class ``deeper`` (a whole page whose title starts so,
+``deeper-page``), which ``assets/attnbook.css`` sets
+apart from the core path and labels. (myst-nb wraps only code cells in a container, as
+``cell tag_deeper``; a markdown cell's paragraphs and headings have none, so the section is what
+can carry the look.)
 """
 
 from __future__ import annotations
@@ -152,10 +159,24 @@ def _fix_written_pages(app, exception) -> None:
             page.write_text(fixed, encoding="utf-8")
 
 
+# How a going-deeper heading starts, in each edition (tests/test_deeper.py uses the same markers).
+DEEPER_MARKERS = ("Going deeper:", "深入一步：")
+
+
+def _mark_deeper_sections(app, doctree: nodes.document) -> None:
+    top = doctree.next_node(nodes.section)
+    for section in doctree.findall(nodes.section):
+        title = section.next_node(nodes.title)
+        if title is not None and title.astext().startswith(DEEPER_MARKERS):
+            # A whole page (its title is the marker's, as section 3.14) gets only the label.
+            section["classes"].append("deeper-page" if section is top else "deeper")
+
+
 def setup(app) -> dict[str, Any]:
     # After the theme and extensions have added their scripts.
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     app.connect("doctree-resolved", _figure_alt_text)
+    app.connect("doctree-read", _mark_deeper_sections)
     app.connect("build-finished", _fix_written_pages)
     app.add_css_file("fontawesome/css/all.min.css")
     app.add_css_file("attnbook.css")
