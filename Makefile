@@ -160,8 +160,12 @@ test: check-system lint unit-and-site nbval
 	wait $$site; browser=$$?; echo "site test:"; cat _build/site-test.log; \
 	test $$zh = 0 -a $$browser = 0
 
+# Then the syllabus takes the run times just measured (book/run_seconds.json) and restates each
+# chapter's time (scripts/syllabus.py).
 notebooks: setup
-	$(BIN)/python scripts/execute_notebooks.py
+	@mkdir -p _build
+	$(BIN)/python scripts/execute_notebooks.py --timings _build/timings.json
+	$(BIN)/python scripts/syllabus.py --run-times _build/timings.json
 
 checkpoints: setup
 	$(BIN)/python scripts/make_checkpoints.py
