@@ -36,7 +36,15 @@ CHAPTERS = [
 ]
 # Chapters whose questions are not written yet (issue 40): strict, so each fails once written
 # until it is taken off this list.
-NOT_YET: set[str] = set(CHAPTERS)
+NOT_YET: set[str] = set(CHAPTERS) - {
+    "01_detective",
+    "02_scaled_dot_product",
+    "04_building_mha",
+    "05_transformer",
+    "06_training_a_detective",
+    "07_seeing_the_heads",
+    "08_what_heads_do",
+}
 QUIZ = re.compile(r"^```\{quiz\}", re.MULTILINE)
 
 CHOICE = """\
