@@ -10,6 +10,7 @@ import re
 
 import pytest
 from conftest import SITE, site_pages
+from test_readable import assert_no_serious_violations
 from test_site import noise_free
 
 FORM = re.compile(r'<form class="attnbook-quiz"[^>]*>.*?</form>', re.S)
@@ -122,3 +123,22 @@ def test_without_javascript_the_question_and_options_show_and_the_answers_do_not
         assert not form.locator(".attnbook-quiz-check").is_visible()
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_an_answered_quiz_is_accessible_in_light_and_dark_mode(offline_page, site_url, theme):
+    """axe-core on the quizzes once answered (feedback, colours of the verdict) in the theme's
+    light and dark modes, at a phone's width."""
+    offline_page.context.add_init_script(f"localStorage.setItem('mode', '{theme}')")
+    page = open_chapter(offline_page, site_url, "zh", "02_scaled_dot_product", 390)
+    assert page.evaluate("document.documentElement.dataset.theme") == theme
+    forms = page.locator("form.attnbook-quiz")
+    for i in range(forms.count()):
+        form = forms.nth(i)
+        if form.get_attribute("data-kind") == "number":
+            form.locator("input[type=text]").fill("0.5")
+        else:
+            form.locator("label").first.click()
+        form.locator(".attnbook-quiz-check").click()
+        assert form.locator(".attnbook-quiz-result").inner_text()
+    assert_no_serious_violations(page, f"quizzes ({theme})", "'form.attnbook-quiz'")
