@@ -1,7 +1,7 @@
 """The syllabus: each chapter's time, from its words, its notebook's run time and its exercises.
 
 A chapter's time is its reading time (its prose words at the reading pace) plus its notebook's
-measured run time plus 12 minutes per exercise, rounded to 5 minutes: for the whole chapter (the
+measured run time plus 12 minutes per exercise and 1 per quiz question, rounded to 5 minutes: for the whole chapter (the
 full course) and for its core path (the cells outside "going deeper" sections, tagged
 ``deeper``; a page whose first cell is tagged, or whose title begins "Going deeper", is a
 going-deeper page and has no core path). The paces, stated on the syllabus page, are 120 English
@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RUN_SECONDS = ROOT / "book" / "run_seconds.json"
 PACE = {"en": 120, "zh": 250}  # words (English) or characters (Chinese) a minute
 EXERCISE_MINUTES = 12
+QUESTION_MINUTES = 1  # a question of "Check your understanding"
 BEGIN, END = "<!-- syllabus:begin -->", "<!-- syllabus:end -->"
 #: How a going-deeper page's title begins (chapter 3's section 3.14, for one).
 DEEPER_TITLE = {"en": "Going deeper", "zh": "深入"}
@@ -113,6 +114,7 @@ class Page:
     core_exercises: int
     run_minutes: float
     deeper_page: bool
+    questions: int = 0
 
     def minutes(self, lang: str, core: bool) -> int:
         """The time at ``lang``'s pace, rounded to 5 minutes; 0 for a going-deeper page's core."""
@@ -121,7 +123,12 @@ class Page:
         words, exercises = (
             (self.core_words, self.core_exercises) if core else (self.words, self.exercises)
         )
-        raw = words / PACE[lang] + self.run_minutes + EXERCISE_MINUTES * exercises
+        raw = (
+            words / PACE[lang]
+            + self.run_minutes
+            + EXERCISE_MINUTES * exercises
+            + QUESTION_MINUTES * self.questions
+        )
         return 5 * max(1, round(raw / 5))
 
 
@@ -145,6 +152,7 @@ def read_page(lang: str, part: str, page: str, run_seconds: dict[str, float]) ->
         core_exercises=sum(e for e, c in zip(exercises, core) if c),
         run_minutes=run_seconds.get(page, 0.0) / 60,
         deeper_page=bool(deeper and deeper[0]) or title.startswith(DEEPER_TITLE[lang]),
+        questions=sum(texts[i].count("{quiz}") for i in markdown),
     )
 
 
