@@ -148,8 +148,14 @@ def test_interrupt_and_kill_reach_the_forked_kernel(server, tmp_path):
         assert reply["content"]["status"] == "error"
         assert reply["content"]["ename"] == "KeyboardInterrupt"
         assert time.monotonic() - started < 20
-        # Still alive, and running code (asked for a value: no race with the output stream).
-        reply = client.execute_interactive("", user_expressions={"x": "6 * 7"}, timeout=60)
+        # Still alive, and running code (asked for a value: no race with the output stream). A
+        # request that arrives while the kernel still aborts its queue after the interrupted
+        # cell's error is answered "aborted" (seen under load): ask again, up to three times.
+        for _ in range(3):
+            reply = client.execute_interactive("", user_expressions={"x": "6 * 7"}, timeout=60)
+            if reply["content"]["status"] != "aborted":
+                break
+        assert reply["content"]["status"] == "ok", reply["content"]
         assert reply["content"]["user_expressions"]["x"]["data"]["text/plain"] == "42"
     finally:
         client.stop_channels()
