@@ -8,6 +8,8 @@
   key/value heads (chapters 5b and 20);
 * :mod:`~attnbook.viz.diagrams_efficient` — exact attention in tiles, with the online softmax's
   running state (chapter 9);
+* :mod:`~attnbook.viz.diagrams_vision` — the Vision Transformer's input: patches, class token,
+  positions (chapter 15);
 * :mod:`~attnbook.viz.diagrams_lookup` — the soft lookup and masks on the scores (chapters 1–2);
 * :mod:`~attnbook.viz.diagram_parts` — the canvas, boxes, arrows and role colours of every diagram;
 * :mod:`~attnbook.viz.transformer_plots` — positional encodings and gradient norms (chapter 5);
