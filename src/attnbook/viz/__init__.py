@@ -2,7 +2,14 @@
 
 * :mod:`~attnbook.viz.charts` — heat-maps, bars, masks, the steps of attention;
 * :mod:`~attnbook.viz.head_plots` — one head, a layers x heads grid, a line view;
-* :mod:`~attnbook.viz.diagrams` — architecture diagrams: attention, heads, the blocks (chapters 2–5);
+* :mod:`~attnbook.viz.diagrams` — architecture diagrams: attention, heads, the blocks, the whole
+  encoder–decoder (chapters 2–5b);
+* :mod:`~attnbook.viz.diagrams_decoding` — one step of the key/value cache, query heads sharing
+  key/value heads (chapters 5b and 20);
+* :mod:`~attnbook.viz.diagrams_efficient` — exact attention in tiles, with the online softmax's
+  running state (chapter 9);
+* :mod:`~attnbook.viz.diagrams_vision` — the Vision Transformer's input: patches, class token,
+  positions (chapter 15);
 * :mod:`~attnbook.viz.diagrams_lookup` — the soft lookup and masks on the scores (chapters 1–2);
 * :mod:`~attnbook.viz.diagram_parts` — the canvas, boxes, arrows and role colours of every diagram;
 * :mod:`~attnbook.viz.transformer_plots` — positional encodings and gradient norms (chapter 5);

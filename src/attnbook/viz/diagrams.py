@@ -22,7 +22,7 @@ from attnbook.viz.diagram_parts import box as _box
 from attnbook.viz.diagram_parts import canvas as _canvas
 from attnbook.viz.diagram_parts import describe as _alt
 
-__all__ = ["sdpa_flow", "heads_split_merge", "encoder_block", "decoder_block"]
+__all__ = ["sdpa_flow", "heads_split_merge", "encoder_block", "decoder_block", "encoder_decoder"]
 
 _GAP = 0.34  # vertical room for an arrow between two boxes
 _QKT = r"$\mathrm{Q\,K^{T}}$"  # mathtext: CJK fonts lack the superscript T
@@ -277,3 +277,65 @@ def decoder_block(*, norm_first: bool = False, lang: str | None = None) -> Figur
         lang: "en" or "zh"; None means the current language.
     """
     return _block("decoder", norm_first, lang)
+
+
+def encoder_decoder(*, lang: str | None = None) -> Figure:
+    """The complete encoder–decoder of chapter 5b (:class:`~attnbook.models.seq2seq.Seq2SeqTransformer`).
+
+    Each side embeds its tokens and adds learned positions; num_layers encoder blocks read the
+    source (N, S) into the memory (N, S, E); num_layers decoder blocks read the target shifted
+    right (N, T), and the cross-attention of every decoder block takes its keys and values from the memory; a linear
+    output layer gives one logit per vocabulary token, (N, T, V).
+
+    Args:
+        lang: "en" or "zh"; None means the current language.
+    """
+    lang = resolve(lang)
+    size, grey = mpl.rcParams["font.size"], "#333333"
+    h, tall = 0.42, 1.25
+    height = 0.1 + 4 * h + tall + 4 * _GAP + 0.1
+    fig, ax = _canvas(height)
+    xe, xd, w = 1.5, 4.75, 2.5
+    y = height - 0.1 - h / 2
+    _box(ax, xe, y, w, h, tr("source tokens (N, S)", lang))
+    _box(ax, xd, y, w, h, tr("target, shifted right (N, T)", lang))
+    y_emb = y - h - _GAP
+    for x in (xe, xd):
+        _arrow(ax, (x, y - h / 2), (x, y_emb + h / 2))
+        _box(ax, x, y_emb, w, h, tr("embedding + positions", lang), "linear")
+    y_blocks = y_emb - h / 2 - _GAP - tall / 2
+    for x in (xe, xd):
+        _arrow(ax, (x, y_emb - h / 2), (x, y_blocks + tall / 2),
+               "(N, S, E)" if x == xe else "(N, T, E)", side="left" if x == xe else "right")  # fmt: skip
+    _box(ax, xe, y_blocks, w, tall, tr("encoder block × num_layers\n\nself-attention\nfeed-forward", lang),
+         "attention")  # fmt: skip
+    _box(ax, xd, y_blocks, w, tall,
+         tr("decoder block × num_layers\n\nmasked self-attention\ncross-attention\nfeed-forward", lang),
+         "attention")  # fmt: skip
+    y_mem = y_blocks - tall / 2 - _GAP - h / 2
+    _arrow(ax, (xe, y_blocks - tall / 2), (xe, y_mem + h / 2))
+    _box(ax, xe, y_mem, w, h, tr("memory (N, S, E)", lang), "key")
+    # the memory feeds the cross-attention of every decoder block
+    ax.plot([xe + w / 2, 3.0, 3.0], [y_mem, y_mem, y_blocks - 0.2], color=grey, lw=1.2)
+    _arrow(ax, (3.0, y_blocks - 0.2), (xd - w / 2, y_blocks - 0.2), color=grey)
+    ax.text(3.07, y_blocks - 0.14, "K, V", va="bottom", fontsize=size, color=grey)
+    y_out = y_mem
+    _arrow(ax, (xd, y_blocks - tall / 2), (xd, y_out + h / 2))
+    _box(ax, xd, y_out, w, h, tr("output layer (linear)", lang), "linear")
+    y_logit = y_out - h - _GAP
+    _arrow(ax, (xd, y_out - h / 2), (xd, y_logit + h / 2))
+    _box(ax, xd, y_logit, w, h, tr("logits (N, T, V)", lang))
+    ax.text(xe, y_logit, tr("encoder: runs once", lang), ha="center", va="center",
+            fontsize=size, color=grey)  # fmt: skip
+    sentences = [
+        tr("Diagram of the complete encoder–decoder, encoder on the left, decoder on the right, "
+           "top to bottom.", lang),
+        tr("The source tokens (N, S) get a token embedding plus positions and go through "
+           "num_layers encoder blocks, giving the memory (N, S, E).", lang),
+        tr("The target, shifted right (N, T), gets its own embedding plus positions and goes "
+           "through num_layers decoder blocks; the cross-attention of every decoder block takes "
+           "its keys and values from the memory.", lang),
+        tr("A linear output layer turns the decoder's output into logits (N, T, V), one score "
+           "per vocabulary token.", lang),
+    ]  # fmt: skip
+    return _alt(fig, sentences, lang)
