@@ -22,19 +22,23 @@ CHAPTERS = [
     "03b_overfitting",
     "04_building_mha",
     "05_transformer",
+    "05b_complete_transformer",
     "06_training_a_detective",
     "07_seeing_the_heads",
     "08_what_heads_do",
+    "09_cost_of_attention",
     "10_approximations",
     "11_training_in_linear_memory",
     "12_translation",
     "13_reading_comprehension",
     "14_summarising",
+    "15_vision",
     "16_pretrained_model",
     "17_real_heads",
     "18_tuning",
     "19_troubleshooting",
     "19b_unstable_training",
+    "20_outlook",
 ]
 QUIZ = re.compile(r"^```\{quiz\}", re.MULTILINE)
 
