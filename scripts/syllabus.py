@@ -59,6 +59,7 @@ LABELS = {
         "min": "min",
         "hours": "{h:.0f} h",
         "weeks": "At five hours a week: the core path in {core} weeks, the full course in {full}.",
+        "weeks_same": "At five hours a week, either path takes {core} weeks.",
     },
     "zh": {
         "chapter": "章节",
@@ -72,6 +73,7 @@ LABELS = {
         "min": "分钟",
         "hours": "{h:.0f} 小时",
         "weeks": "每周学五个小时：核心路线约 {core} 周，完整课程约 {full} 周。",
+        "weeks_same": "每周学五个小时，两条路线都约需 {core} 周。",
     },
 }
 
@@ -179,6 +181,7 @@ def table(lang: str) -> str:
             f"| {{doc}}`{Path(p.page).name}` | {p.words:,} | {p.exercises} | "
             f"{math.ceil(p.run_minutes)} {t['min']} | {core_text} | {full} {t['min']} |"
         )
+    weeks = math.ceil(total_core / 300), math.ceil(total_full / 300)  # at 300 minutes a week
     rows += [
         "",
         f"| | {t['core']} | {t['full']} |",
@@ -186,7 +189,7 @@ def table(lang: str) -> str:
         f"| {t['total']} | {t['hours'].format(h=total_core / 60)} | "
         f"{t['hours'].format(h=total_full / 60)} |",
         "",
-        t["weeks"].format(core=math.ceil(total_core / 300), full=math.ceil(total_full / 300)),
+        t["weeks" if weeks[0] != weeks[1] else "weeks_same"].format(core=weeks[0], full=weeks[1]),
     ]
     return "\n".join(rows).strip()
 
