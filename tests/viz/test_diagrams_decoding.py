@@ -5,18 +5,21 @@ arguments checked by name."""
 
 from __future__ import annotations
 
-import itertools
-import re
-
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.patches import FancyBboxPatch, Rectangle
-from matplotlib.text import Text
 
 from attnbook.viz import diagrams, diagrams_decoding
 from attnbook.viz.diagrams import ROLE_COLORS
-from attnbook.viz.style import alt_text, is_vector, render_svg
+
+from .diagram_checks import (
+    assert_alt_in_language,
+    assert_no_english_left,
+    assert_svg_with_alt,
+    assert_texts_inside_and_apart,
+    texts,
+)
 
 DIAGRAMS = {
     "kv_cache_step": diagrams_decoding.kv_cache_step,
@@ -42,11 +45,6 @@ EXPECTED = {
                         ("K, V", "K, V"), ("logits (N, T, V)", "logits (N, T, V)")],
 }  # fmt: skip
 KEPT = ("num_layers", "logits")
-CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def texts(fig) -> list[Text]:
-    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
 @pytest.fixture(params=list(DIAGRAMS))
@@ -63,22 +61,13 @@ def test_each_diagram_shows_its_labels(book_style, name, lang):
 
 def test_a_diagram_drawn_in_chinese_keeps_no_english_word(book_style, name):
     fig = DIAGRAMS[name](lang="zh")
-    words = re.compile(r"[A-Za-z]{3,}")
-    kept = re.compile("|".join(map(re.escape, KEPT)))
-    assert [t.get_text() for t in texts(fig) if words.search(kept.sub("", t.get_text()))] == []
-    assert not words.search(kept.sub("", alt_text(fig)))
+    assert_no_english_left(fig, KEPT)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_text_lies_inside_the_canvas_and_apart_from_the_others(book_style, name, lang):
     fig = DIAGRAMS[name](lang=lang)
-    renderer = fig.canvas.get_renderer()
-    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts(fig)]
-    for text, box in boxes:
-        assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1, (text, box)
-        assert fig.bbox.y0 <= box.y0 and box.y1 <= fig.bbox.y1, (text, box)
-    for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
-        assert not box_a.overlaps(box_b), (a, b)
+    assert_texts_inside_and_apart(fig)
 
 
 def test_each_diagram_fits_the_text_column_with_readable_text(book_style, shown, name):
@@ -88,18 +77,13 @@ def test_each_diagram_fits_the_text_column_with_readable_text(book_style, shown,
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_alt_text_describes_the_diagram_in_its_language(book_style, name, lang):
-    alt = alt_text(DIAGRAMS[name](lang=lang))
-    assert len(alt) > (200 if lang == "en" else 80)
-    assert bool(CJK.search(alt)) == (lang == "zh")
+    assert_alt_in_language(DIAGRAMS[name](lang=lang), lang)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_each_diagram_is_shown_as_svg_with_its_alt_text(book_style, name, lang):
     fig = DIAGRAMS[name](lang=lang)
-    assert is_vector(fig)
-    image = render_svg(fig)
-    assert image.svg.startswith("<svg ") and f"<title>{image.alt}</title>" in image.svg
-    assert len(image.svg.encode()) < 100_000
+    assert_svg_with_alt(fig)
 
 
 def edge_colours(fig) -> set[str]:

@@ -4,33 +4,31 @@ one outlined patch per patch, shown as SVG, arguments checked by name."""
 
 from __future__ import annotations
 
-import itertools
-import re
-
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.patches import FancyBboxPatch, Rectangle
-from matplotlib.text import Text
 
 from attnbook.viz import diagrams_vision
 from attnbook.viz.diagrams import ROLE_COLORS
-from attnbook.viz.style import alt_text, is_vector, render_svg
+
+from .diagram_checks import (
+    assert_alt_in_language,
+    assert_no_english_left,
+    assert_svg_with_alt,
+    assert_texts_inside_and_apart,
+    texts,
+)
 
 SIZES = [(8, 2), (8, 4), (12, 3), (16, 4)]
 EXPECTED = [("image 8×8", "图像 8×8"), ("16 patches, flattened: (N, 16, 4)", "16 个图像块"),
             ("(N, 16, E)", "(N, 16, E)"), ("class token", "类别词元"), ("(N, 17, E)", "(N, 17, E)"),
             ("num_layers", "num_layers"), ("LayerNorm", "LayerNorm")]  # fmt: skip
 KEPT = ("num_layers", "LayerNorm", "pre-LN", "Transformer")  # names the Chinese edition keeps
-CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def draw(sizes, lang):
     return diagrams_vision.vit_patches(image_size=sizes[0], patch_size=sizes[1], lang=lang)
-
-
-def texts(fig) -> list[Text]:
-    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
 @pytest.fixture(params=SIZES, ids=str)
@@ -47,22 +45,13 @@ def test_the_diagram_shows_its_labels(book_style, lang):
 
 def test_drawn_in_chinese_it_keeps_no_english_word(book_style, sizes):
     fig = draw(sizes, "zh")
-    words = re.compile(r"[A-Za-z]{3,}")
-    kept = re.compile("|".join(map(re.escape, KEPT)))
-    assert [t.get_text() for t in texts(fig) if words.search(kept.sub("", t.get_text()))] == []
-    assert not words.search(kept.sub("", alt_text(fig)))
+    assert_no_english_left(fig, KEPT)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_text_lies_inside_the_canvas_and_apart_from_the_others(book_style, sizes, lang):
     fig = draw(sizes, lang)
-    renderer = fig.canvas.get_renderer()
-    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts(fig)]
-    for text, box in boxes:
-        assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1, (text, box)
-        assert fig.bbox.y0 <= box.y0 and box.y1 <= fig.bbox.y1, (text, box)
-    for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
-        assert not box_a.overlaps(box_b), (a, b)
+    assert_texts_inside_and_apart(fig)
 
 
 def test_the_diagram_fits_the_text_column_with_readable_text(book_style, shown, sizes):
@@ -72,19 +61,14 @@ def test_the_diagram_fits_the_text_column_with_readable_text(book_style, shown, 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_alt_text_describes_the_diagram_in_its_language(book_style, lang):
-    alt = alt_text(draw((8, 2), lang))
-    assert len(alt) > (200 if lang == "en" else 80)
-    assert bool(CJK.search(alt)) == (lang == "zh")
+    alt = assert_alt_in_language(draw((8, 2), lang), lang)
     assert "16" in alt and "17" in alt
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_diagram_is_shown_as_svg_with_its_alt_text(book_style, lang):
     fig = draw((8, 2), lang)
-    assert is_vector(fig)
-    image = render_svg(fig)
-    assert image.svg.startswith("<svg ") and f"<title>{image.alt}</title>" in image.svg
-    assert len(image.svg.encode()) < 100_000
+    assert_svg_with_alt(fig)
 
 
 def test_the_class_token_and_the_encoder_have_the_attention_colour(book_style):

@@ -17,7 +17,7 @@ from matplotlib.patches import FancyBboxPatch
 from attnbook.viz.layout import OKABE_ITO
 from attnbook.viz.style import as_vector, set_alt
 
-__all__ = ["ROLE_COLORS", "WIDTH", "canvas", "box", "arrow", "describe"]
+__all__ = ["ROLE_COLORS", "GREY", "WIDTH", "canvas", "box", "arrow", "describe", "check_int"]
 
 #: One colour per role, the same in every diagram.
 ROLE_COLORS = {
@@ -30,6 +30,7 @@ ROLE_COLORS = {
     "norm": OKABE_ITO["yellow"],
     "plain": "#777777",
 }
+GREY = "#333333"  # labels and shapes beside the boxes
 WIDTH = 6.5  # inches: the book's figure width
 
 
@@ -76,7 +77,7 @@ def arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], label:
         mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
         dx = 0.1 if side == "right" else -0.1
         ax.text(mx + dx, my, label, ha="left" if side == "right" else "right", va="center",
-                fontsize=mpl.rcParams["font.size"], color="#333333")  # fmt: skip
+                fontsize=mpl.rcParams["font.size"], color=GREY)  # fmt: skip
 
 
 def describe(fig: Figure, sentences: list[str], lang: str) -> Figure:
@@ -85,3 +86,12 @@ def describe(fig: Figure, sentences: list[str], lang: str) -> Figure:
     set_alt(fig, joiner.join(sentences))
     as_vector(fig)  # boxes and arrows: shown as SVG, sharp at any zoom
     return fig
+
+
+def check_int(value: object, name: str, low: int, high: int) -> int:
+    """``value`` if it is an int in [low, high]; else a TypeError or ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}; got {value}")
+    return value

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle
 
 from attnbook.i18n import N_, resolve, tr
+from attnbook.viz.diagram_parts import GREY as _GREY
 from attnbook.viz.diagram_parts import ROLE_COLORS  # noqa: F401 (also diagrams.ROLE_COLORS)
 from attnbook.viz.diagram_parts import arrow as _arrow
 from attnbook.viz.diagram_parts import box as _box
@@ -124,7 +125,7 @@ def heads_split_merge(*, num_heads: int | None = None, lang: str | None = None) 
     else:
         names = [tr("head {h}", lang).format(h=1), tr("head {h}", lang).format(h=2), _DOTS,
                  tr("head {h}", lang).format(h=H)]  # fmt: skip
-    h, tall, size, grey = 0.4, 0.55, mpl.rcParams["font.size"], "#333333"
+    h, tall, size, grey = 0.4, 0.55, mpl.rcParams["font.size"], _GREY
     height = 0.2 + 3 * h + 3 * tall + 5 * _GAP
     fig, ax = _canvas(height)
     cx, wide = 3.0, 5.4
@@ -195,7 +196,7 @@ def _block(kind: str, norm_first: object, lang: str | None) -> Figure:
     rx = cx + w / 2 + 0.35  # the residual path
     height = 0.1 + h + len(sublayers) * (3 * _GAP + 2 * h + 2 * r) + _GAP + h + 0.1
     fig, ax = _canvas(height)
-    size, grey = mpl.rcParams["font.size"], "#333333"
+    size, grey = mpl.rcParams["font.size"], _GREY
     y = height - 0.1
     name = "src" if kind == "encoder" else "tgt"
     _box(ax, cx, y - h / 2, 1.8, h, f"{name}  (N, L, E)", "plain")
@@ -291,7 +292,7 @@ def encoder_decoder(*, lang: str | None = None) -> Figure:
         lang: "en" or "zh"; None means the current language.
     """
     lang = resolve(lang)
-    size, grey = mpl.rcParams["font.size"], "#333333"
+    size, grey = mpl.rcParams["font.size"], _GREY
     h, tall = 0.42, 1.25
     height = 0.1 + 4 * h + tall + 4 * _GAP + 0.1
     fig, ax = _canvas(height)

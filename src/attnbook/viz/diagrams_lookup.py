@@ -18,23 +18,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from attnbook.i18n import resolve, tr
+from attnbook.viz.diagram_parts import GREY as _GREY
 from attnbook.viz.diagram_parts import ROLE_COLORS
 from attnbook.viz.diagram_parts import arrow as _arrow
 from attnbook.viz.diagram_parts import box as _box
 from attnbook.viz.diagram_parts import canvas as _canvas
+from attnbook.viz.diagram_parts import check_int as _check_int
 from attnbook.viz.diagram_parts import describe as _alt
 
 __all__ = ["soft_lookup", "mask_grids"]
-
-_GREY = "#333333"
-
-
-def _check_int(value: object, name: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be between {low} and {high}; got {value}")
-    return value
 
 
 def soft_lookup(*, num_keys: int = 3, lang: str | None = None) -> Figure:
