@@ -235,3 +235,18 @@ def test_every_chapter_has_two_to_four_questions_in_both_editions(chapter):
     chinese = quiz_count(ROOT / "zh" / "book" / f"{chapter}.ipynb")
     assert 2 <= english <= 4, f"{chapter}: {english} questions in English"
     assert chinese == english, f"{chapter}: {chinese} questions in Chinese, {english} in English"
+
+
+@pytest.mark.parametrize("edition", ["book", "zh/book"])
+def test_every_quiz_names_itself_on_the_line_after_its_question(edition):
+    """A question wrapped onto a second line pushes ``:name:`` into the body, and only the site's
+    strict build would notice (CI failed that way once): catch it here, in a second."""
+    wrapped = []
+    for chapter in CHAPTERS:
+        cells = json.loads((ROOT / edition / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+        for cell in cells["cells"]:
+            lines = "".join(cell["source"]).splitlines()
+            for i, line in enumerate(lines):
+                if QUIZ.match(line) and not lines[i + 1].startswith(":name: "):
+                    wrapped.append(f"{chapter}: {line[:60]}")
+    assert not wrapped, wrapped

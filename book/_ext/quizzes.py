@@ -201,8 +201,11 @@ class QuizDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         name = self.options.get("name", "")
         if not NAME.match(name):
+            wrapped = " (is the question wrapped? it must stay on the directive's line)"
+            first = self.content[0] if self.content else ""
             raise self.error(
                 f"quiz: :name: {name!r} is missing or not lower-case letters, digits and '-'"
+                + (wrapped if not name and not first.startswith("- [") else "")
             )
         try:
             parsed = parse_quiz(
