@@ -298,7 +298,59 @@ def stale_allowances() -> list[str]:
     return stale
 
 
+# Density: how many numbers the running text carries. Tables, code, math, exercises and quizzes
+# carry numbers by design and are left out; so are references to a chapter or a section.
+DENSITY_LIMIT = 3.5  # numbers per 100 words of running text (issue 40: "tables carry the numbers")
+ANY_PROSE_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+NOT_A_QUANTITY = re.compile(r"(?:chapters?|sections?|Chapters?|Sections?|Part|part|§|第|ch)\s*$")
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
+LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+HAN = re.compile(r"[\u4e00-\u9fff]")
+CHARACTERS_PER_WORD = 250 / 120  # the syllabus's reading paces: Chinese characters per English word
+
+
+def running_text(markdown: str) -> str:
+    """``prose_of`` without math, tables and directive options (``:label: ch15-...``)."""
+    text = TABLE_ROW.sub(" ", MATH.sub(" ", prose_of(markdown)))
+    return re.sub(r"^:[\w-]+:.*$", " ", text.replace(CITED, " "), flags=re.M)
+
+
+def density(markdown: str, lang: str) -> tuple[int, float]:
+    """(numbers, words) of the running text; a Chinese page's words are its Latin words plus its
+    characters at the syllabus's characters per English word."""
+    text = running_text(markdown)
+    numbers = sum(
+        1
+        for m in ANY_PROSE_NUMBER.finditer(text)
+        if not NOT_A_QUANTITY.search(text[max(0, m.start() - 12) : m.start()])
+    )
+    words = len(LATIN_WORD.findall(text))
+    if lang == "zh":
+        words += len(HAN.findall(text)) / CHARACTERS_PER_WORD
+    return numbers, words
+
+
+def page_density(path: Path) -> float:
+    """Numbers per 100 words of the page's running text (notebook markdown cells, or a page)."""
+    lang = "zh" if "zh" in path.relative_to(ROOT).parts[:1] else "en"
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        texts = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+    else:
+        texts = [path.read_text(encoding="utf-8")]
+    counts = [density(t, lang) for t in texts]
+    words = sum(w for _, w in counts)
+    return 100 * sum(n for n, _ in counts) / words if words else 0.0
+
+
 def main() -> int:
+    if "--density" in sys.argv:
+        for path in pages():
+            value = page_density(path)
+            flag = "  over the limit" if value > DENSITY_LIMIT else ""
+            print(f"{value:5.1f}  {path.relative_to(ROOT).as_posix()}{flag}")
+        return 0
     total, missing = 0, []
     for path in pages():
         count, unplaced = check(path)
