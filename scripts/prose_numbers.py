@@ -302,7 +302,7 @@ def stale_allowances() -> list[str]:
 # carry numbers by design and are left out; so are references to a chapter or a section.
 DENSITY_LIMIT = 3.5  # numbers per 100 words of running text (issue 40: "tables carry the numbers")
 ANY_PROSE_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
-NOT_A_QUANTITY = re.compile(r"(?:chapters?|sections?|Chapters?|Sections?|Part|part|§|第|ch)\s*$")
+NOT_A_QUANTITY = re.compile(r"(?:\b(?:[Cc]hapters?|[Ss]ections?|[Pp]art)|§|第)\s*$")
 MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
 LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
