@@ -87,3 +87,26 @@ def test_placed_numbers_pass(tmp_path, prose, code, output):
 )
 def test_unplaced_numbers_fail(tmp_path, prose, output, unplaced):
     assert notebook(tmp_path, prose, "", output) == unplaced
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_the_running_text_carries_at_most_the_limit_of_numbers(page):
+    """Tables carry the numbers, the prose the story (issue 40): at most 3.5 per 100 words."""
+    value = prose_numbers.page_density(page)
+    assert value <= prose_numbers.DENSITY_LIMIT, (
+        f"{value:.1f} numbers per 100 words of running text (limit "
+        f"{prose_numbers.DENSITY_LIMIT}): let a table carry them; "
+        "python scripts/prose_numbers.py --density lists every page"
+    )
+
+
+def test_density_counts_quantities_and_leaves_out_tables_math_code_and_references():
+    text = (
+        "Seed 0 reached 0.91 and seed 1 reached 0.87, as chapter 3 and section 5.12 showed.\n\n"
+        "| seed | accuracy |\n| 0 | 0.91 |\n\n$x_1 = 2$ and `steps=400`.\n"
+    )
+    numbers, words = prose_numbers.density(text, "en")
+    assert numbers == 4  # 0, 0.91, 1, 0.87: not 3, not 5.12, nothing in the table, math or code
+    assert words == 20  # as the syllabus counts: digits too, 0.91 as two
+    chinese, zh_words = prose_numbers.density("第 3 章里，种子 0 的准确率是 0.91。", "zh")
+    assert chinese == 2 and zh_words > 0
