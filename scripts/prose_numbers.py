@@ -1,6 +1,6 @@
 """The prose-number check: every number in the book's prose comes from a cell, a source or a reason.
 
-A number in a chapter's markdown — prose, a table, an exercise's solution — that has a decimal
+A number in a chapter's markdown — prose, a table, a quiz — that has a decimal
 point or three or more digits must
 
 * occur among the numbers of the same notebook's code and text outputs, at the precision the
@@ -11,9 +11,12 @@ point or three or more digits must
 * be listed in ``ALLOWED`` below, for that page, with the reason it needs no cell.
 
 Numbers inside code (fenced blocks and `inline code`) are code, checked by running it, and are
-not read; nor is the syllabus's table, which scripts/syllabus.py computes from the chapters. A
-markdown page (``.md``) has no cells: its numbers must be cited or allowed. Both editions are
-checked; ``ALLOWED`` is keyed by the page's name, shared by its two editions.
+not read; nor are exercises and their solutions (their worked arithmetic is checked by the
+checkers, not by a printed number), nor the syllabus's table, which scripts/syllabus.py computes
+from the chapters. A quiz's question and options are read like prose (a finding restated in a
+quiz goes stale with it). A markdown page (``.md``) has no cells: its numbers must be cited or
+allowed. Both editions are checked; ``ALLOWED`` is keyed by the page's name, shared by its two
+editions.
 
     python scripts/prose_numbers.py     # every number it cannot place, and how many it checked
 """
@@ -36,6 +39,11 @@ PROSE_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d{
 ANY_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 PERCENT_AFTER = re.compile(r"\s*(?:%|％| percentage points?| points?|个百分点)")
 CODE_FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.MULTILINE | re.DOTALL)
+# Directives whose bodies are text the reader reads (questions, exercises, their solutions): only
+# their fences are dropped, so that their numbers are checked like the prose around them.
+TEXT_DIRECTIVE = re.compile(
+    r"^(`{3,}|~{3,})\{(?:quiz)\}[^\n]*\n(.*?)^\1\s*$", re.MULTILINE | re.DOTALL
+)
 INLINE_CODE = re.compile(r"`[^`\n]+`")
 CITATION = re.compile(r"\{cite:[a-z]+\}`[^`]*`")
 REFERENCE_BEFORE = re.compile(r"(?:§|section |sections |Section |第)\s*$")
@@ -65,7 +73,8 @@ ALLOWED: dict[str, dict[str, str]] = {
         "3.14": "the number of a section of the book (chapter 3's going-deeper section)",
     },
     "03_why_many_heads": {
-        "127": "the task's vocab_size=128, shown in its code: token ids 0 to 127"
+        "127": "the task's vocab_size=128, shown in its code: token ids 0 to 127",
+        "8404992": "a quiz's wrong option: the count a full set of matrices per head would give",
     },
     "04_building_mha": {"2.13": "the PyTorch version the book pins (requirements.txt)"},
     "05b_complete_transformer": {"128": "F = 2 d_model for d_model = 64, as build() sets it"},
@@ -190,6 +199,9 @@ def prose_of(markdown: str) -> str:
     """The markdown without code, citations and generated tables, with TeX's digit separators
     (65\\,536) undone."""
     text = GENERATED.sub(" ", markdown)
+    text = TEXT_DIRECTIVE.sub(
+        lambda m: "\n" + re.sub(r"^:[\w-]+:.*$", "", m.group(2), flags=re.M), text
+    )
     text = CODE_FENCE.sub(" ", text)
     text = CITATION.sub(CITED, text)
     text = INLINE_CODE.sub(" ", text)
@@ -312,7 +324,7 @@ CHARACTERS_PER_WORD = 250 / 120  # the syllabus's reading paces: Chinese charact
 
 def running_text(markdown: str) -> str:
     """``prose_of`` without math, tables and directive options (``:label: ch15-...``)."""
-    text = TABLE_ROW.sub(" ", MATH.sub(" ", prose_of(markdown)))
+    text = TABLE_ROW.sub(" ", MATH.sub(" ", prose_of(TEXT_DIRECTIVE.sub(" ", markdown))))
     return re.sub(r"^:[\w-]+:.*$", " ", text.replace(CITED, " "), flags=re.M)
 
 
