@@ -42,7 +42,7 @@ CODE_FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.MULTILINE | re.DOTALL)
 # Directives whose bodies are text the reader reads (questions, exercises, their solutions): only
 # their fences are dropped, so that their numbers are checked like the prose around them.
 TEXT_DIRECTIVE = re.compile(
-    r"^(`{3,}|~{3,})\{(?:quiz)\}[^\n]*\n(.*?)^\1\s*$", re.MULTILINE | re.DOTALL
+    r"^(`{3,}|~{3,})\{(?:quiz)\}([^\n]*)\n(.*?)^\1\s*$", re.MULTILINE | re.DOTALL
 )
 INLINE_CODE = re.compile(r"`[^`\n]+`")
 CITATION = re.compile(r"\{cite:[a-z]+\}`[^`]*`")
@@ -200,7 +200,7 @@ def prose_of(markdown: str) -> str:
     (65\\,536) undone."""
     text = GENERATED.sub(" ", markdown)
     text = TEXT_DIRECTIVE.sub(
-        lambda m: "\n" + re.sub(r"^:[\w-]+:.*$", "", m.group(2), flags=re.M), text
+        lambda m: f"\n{m.group(2)}\n" + re.sub(r"^:[\w-]+:.*$", "", m.group(3), flags=re.M), text
     )
     text = CODE_FENCE.sub(" ", text)
     text = CITATION.sub(CITED, text)

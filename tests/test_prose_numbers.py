@@ -115,9 +115,13 @@ def test_density_counts_quantities_and_leaves_out_tables_math_code_and_reference
 def test_a_quiz_is_read_like_prose_and_an_exercise_is_not():
     """A finding restated in a quiz goes stale with the finding (chapter 13's did once)."""
     pool = prose_numbers.Pool(prose_numbers.numbers_in("0.77"))
-    quiz = "```{quiz} The pointer puts about 0.78 of its weight there. Why?\n:name: q\n- [x] A\n```\n"
+    quiz = (
+        "```{quiz} The pointer puts about 0.78 of its weight there. Why?\n:name: q\n- [x] A\n```\n"
+    )
     assert [n for n, _ in prose_numbers.unplaced_in(quiz, pool, {})] == ["0.78"]
     fixed = quiz.replace("0.78", "0.77")
     assert prose_numbers.unplaced_in(fixed, pool, {}) == []
-    exercise = "````{exercise} Sum\n:label: e\nIt gives 12.5 here.\n```python\nx = 3.25\n```\n````\n"
+    exercise = (
+        "````{exercise} Sum\n:label: e\nIt gives 12.5 here.\n```python\nx = 3.25\n```\n````\n"
+    )
     assert prose_numbers.unplaced_in(exercise, pool, {}) == []
