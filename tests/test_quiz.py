@@ -205,6 +205,7 @@ def test_a_page_without_quiz_loads_no_quiz_script(tmp_path):
         (lambda p: p.replace("- [x] 7", "- [x] seven"), "'seven' is not a number"),
         (lambda p: p.replace(":name: q-n", ":name: q"), "used twice"),
         (lambda p: p.replace(":name: q\n", ""), ":name:"),
+        (lambda p: p.replace("No: that is the baseline.", "See {ref}`a`."), "cross-reference"),
     ],
 )
 def test_a_broken_quiz_fails_the_strict_build(tmp_path, broken, message):

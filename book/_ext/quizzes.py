@@ -39,6 +39,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
+XREF = re.compile(r"\{(?:ref|numref|doc|eq|term|any)\}`[^`]*`")
 
 # The words a quiz shows, in each edition (the JavaScript reads the ones it needs from the form).
 LABELS = {
@@ -206,6 +207,12 @@ class QuizDirective(SphinxDirective):
             raise self.error(
                 f"quiz: :name: {name!r} is missing or not lower-case letters, digits and '-'"
                 + (wrapped if not name and not first.startswith("- [") else "")
+            )
+        xref = XREF.search("\n".join([*self.arguments, *self.content]))
+        if xref:  # the HTML writer cannot draw a resolved reference inside a quiz's option
+            raise self.error(
+                f"quiz {name}: a cross-reference ({xref.group()}) cannot render inside a quiz; "
+                "name the section or exercise in words"
             )
         try:
             parsed = parse_quiz(
