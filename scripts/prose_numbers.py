@@ -39,11 +39,10 @@ PROSE_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d{
 ANY_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 PERCENT_AFTER = re.compile(r"\s*(?:%|％| percentage points?| points?|个百分点)")
 CODE_FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.MULTILINE | re.DOTALL)
-# Directives whose bodies are text the reader reads (questions, exercises, their solutions): only
-# their fences are dropped, so that their numbers are checked like the prose around them.
-TEXT_DIRECTIVE = re.compile(
-    r"^(`{3,}|~{3,})\{(?:quiz)\}([^\n]*)\n(.*?)^\1\s*$", re.MULTILINE | re.DOTALL
-)
+# A quiz is text the reader reads: its fence and options (:name:) are dropped, its question and
+# answers kept, so that their numbers are checked like the prose around them.
+QUIZ_BLOCK = re.compile(r"^(`{3,}|~{3,})\{quiz\}([^\n]*)\n(.*?)^\1\s*$", re.MULTILINE | re.DOTALL)
+OPTION_LINE = re.compile(r"^:[\w-]+:.*$", re.MULTILINE)  # a directive's option, e.g. ":name: q"
 INLINE_CODE = re.compile(r"`[^`\n]+`")
 CITATION = re.compile(r"\{cite:[a-z]+\}`[^`]*`")
 REFERENCE_BEFORE = re.compile(r"(?:§|section |sections |Section |第)\s*$")
@@ -199,9 +198,7 @@ def prose_of(markdown: str) -> str:
     """The markdown without code, citations and generated tables, with TeX's digit separators
     (65\\,536) undone."""
     text = GENERATED.sub(" ", markdown)
-    text = TEXT_DIRECTIVE.sub(
-        lambda m: f"\n{m.group(2)}\n" + re.sub(r"^:[\w-]+:.*$", "", m.group(3), flags=re.M), text
-    )
+    text = QUIZ_BLOCK.sub(lambda m: f"\n{m.group(2)}\n" + OPTION_LINE.sub("", m.group(3)), text)
     text = CODE_FENCE.sub(" ", text)
     text = CITATION.sub(CITED, text)
     text = INLINE_CODE.sub(" ", text)
@@ -323,9 +320,9 @@ CHARACTERS_PER_WORD = 250 / 120  # the syllabus's reading paces: Chinese charact
 
 
 def running_text(markdown: str) -> str:
-    """``prose_of`` without math, tables and directive options (``:label: ch15-...``)."""
-    text = TABLE_ROW.sub(" ", MATH.sub(" ", prose_of(TEXT_DIRECTIVE.sub(" ", markdown))))
-    return re.sub(r"^:[\w-]+:.*$", " ", text.replace(CITED, " "), flags=re.M)
+    """``prose_of`` without quizzes, math, tables and directive options (``:label: ch15-...``)."""
+    text = TABLE_ROW.sub(" ", MATH.sub(" ", prose_of(QUIZ_BLOCK.sub(" ", markdown))))
+    return OPTION_LINE.sub(" ", text.replace(CITED, " "))
 
 
 def density(markdown: str, lang: str) -> tuple[int, float]:
