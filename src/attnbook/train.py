@@ -21,6 +21,7 @@ from torch import Tensor, nn
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from attnbook.progress import progress
+from attnbook.run_cache import reusable
 
 # Whatever make_batch returns and loss_fn takes: a tuple of tensors, a tasks.coref.Batch, ...
 AnyBatch = Any
@@ -121,6 +122,7 @@ def _record_evaluation(
         history.metrics.setdefault(name, []).append(float(value))
 
 
+@reusable  # make test's second notebook pass takes a finished run instead (attnbook.run_cache)
 def fit(
     model: nn.Module,
     make_batch: Callable[[int, torch.Generator], AnyBatch],
@@ -177,6 +179,7 @@ def fit(
     return history
 
 
+@reusable
 def fit_together(
     models: Sequence[nn.Module],
     make_batch: Callable[[int, torch.Generator], AnyBatch],
