@@ -145,6 +145,7 @@ def test_a_model_with_a_hook_is_never_stored(folder):
     model[0].register_forward_hook(lambda *_: seen.append(1))
     fit(model, Task(), loss_fn, config(progress=False))
     assert stored(folder) == [] and len(seen) == 30
+    assert "has a hook" in (folder / "not-stored.log").read_text()
 
 
 def test_something_it_cannot_read_makes_the_run_train(folder):

@@ -81,6 +81,7 @@ class Uncacheable(Exception):
     """The fingerprint cannot follow something the run depends on; the run trains as usual."""
 
 
+@functools.cache  # the library's files do not change while a notebook runs
 def _library_digest() -> str:
     digest = hashlib.sha256()
     for path in sorted(_LIBRARY.rglob("*")):
@@ -328,7 +329,10 @@ def reusable(run: F) -> F:
             return run(*args, **kwargs)
         try:
             key = fingerprint(run, *args, **kwargs)
-        except Uncacheable:
+        except Uncacheable as reason:  # noted, so that a pass can see what it could not reuse
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            with open(Path(folder, "not-stored.log"), "a", encoding="utf-8") as log:
+                log.write(f"{os.getpid()} {run.__qualname__}: {reason}\n")
             return run(*args, **kwargs)
         models = _modules(args[0] if args else next(iter(kwargs.values())))
         path = Path(folder) / f"{key}.pt"
