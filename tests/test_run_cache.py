@@ -191,3 +191,21 @@ def test_a_library_closures_value_is_part_of_the_fingerprint():
         for hide, t in tasks.items()
     }
     assert prints[None] != prints["cue"]
+
+
+def test_dates_slices_and_weak_references_are_read_by_value():
+    import datetime
+    import weakref
+
+    task = Task()
+    prints = [
+        run_cache.fingerprint(
+            fit, build(), Task(), loss_fn, config(), [value, slice(0, 2), weakref.ref(task)]
+        )
+        for value in (
+            datetime.date(2024, 3, 5),
+            datetime.date(2024, 3, 6),
+            datetime.date(2024, 3, 5),
+        )
+    ]
+    assert prints[0] != prints[1] and prints[0] == prints[2]

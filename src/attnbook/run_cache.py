@@ -32,6 +32,9 @@ it would be compared with were computed by real training.
 
 from __future__ import annotations
 
+import datetime
+import enum
+import fractions
 import functools
 import hashlib
 import inspect
@@ -40,6 +43,7 @@ import os
 import random
 import sys
 import types
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,6 +78,17 @@ _NAMED_PACKAGES = (
     "operator",
     "dataclasses",
     "tqdm",
+)
+
+
+_BY_REPR = (
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    slice,
+    range,
+    enum.Enum,
+    fractions.Fraction,
 )
 
 
@@ -116,6 +131,13 @@ class _Fingerprint:
             return
         if isinstance(obj, (torch.dtype, torch.device, torch.Size, torch.layout)):
             self.put(type(obj).__name__, str(obj))
+            return
+        if isinstance(obj, _BY_REPR):  # immutable values whose repr says all of them
+            self.put(type(obj).__qualname__, repr(obj))
+            return
+        if isinstance(obj, weakref.ref):  # what it points to, if that still exists
+            self.put("weakref")
+            self.add(obj())
             return
         if id(obj) in self.seen:
             self.put("ref", self.seen[id(obj)])
