@@ -105,6 +105,8 @@ def names(tree: ast.AST) -> tuple[set[str], set[str]]:
             bound.add(node.name)
         elif isinstance(node, ast.alias):
             bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.arg):  # a function's or a lambda's parameter
+            bound.add(node.arg)
     return bound, read
 
 
@@ -197,3 +199,15 @@ def test_the_site_marks_the_deeper_sections_and_a_deeper_page():
     assert marked == {"A chapter": [], "Going deeper: a proof": ["deeper"], "Core": []}
     marked = sections("深入一步：一项旁支研究", "A part")
     assert marked["深入一步：一项旁支研究"] == ["deeper-page"] and marked["A part"] == []
+
+
+def test_the_name_check_flags_a_deeper_global_but_not_a_parameter():
+    def code(text, deeper=False):
+        return {
+            "cell_type": "code",
+            "source": text,
+            "metadata": {"tags": ["deeper"] if deeper else []},
+        }
+
+    cells = [code("b = 1\nx = 2", deeper=True), code("f = lambda b: b + 1\nprint(x)")]
+    assert core_uses_deeper_names(cells) == ["cell 1 reads ['x'], defined only in a deeper section"]
