@@ -4,19 +4,12 @@ import pytest
 import torch
 from transformers.generation.logits_process import TopKLogitsWarper, TopPLogitsWarper
 
-from attnbook.lab.lab_model import LabConfig, LabModel
+from attnbook.lab.lab_model import LabModel
 from attnbook.lab.sampling import generate, next_token_distribution, sample_next
+from tests.lab.test_decoding import CONFIG
 
-LM = LabConfig(
-    vocab_size=13,
-    num_classes=13,
-    d_model=16,
-    num_heads=4,
-    num_layers=2,
-    dim_feedforward=32,
-    causal=True,
-    max_len=40,
-)
+# The decoding tests' small causal model, as a language model: its classes are its own tokens.
+LM = CONFIG.replace(vocab_size=13, num_classes=13)
 
 
 def language_model(**changes) -> LabModel:
