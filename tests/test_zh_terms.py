@@ -29,11 +29,8 @@ GLOSSARY = ZH / "book" / "glossary.md"
 SECTION = "## 统一译名"
 ROW = re.compile(r"^\|([^|]+)\|([^|]+)\|([^|]+)\|$")
 VARIANT = re.compile(r"^(?P<term>[^（）]+?)(?:（(?P<side>前|后)面没有“(?P<char>[^”]+)”字）)?$")
-#: Being revised on another branch: its variants are reported there, not fixed here.
-PENDING = {
-    "08_what_heads_do.ipynb": "at 2310227 its markdown writes 失效头 (cells 0, 11, 21, 30, 50, 51)"
-    " and 代码单元 (cell 19); remove this entry when they are gone"
-}
+#: Pages allowed to keep a variant while another branch revises them (none at present).
+PENDING: dict[str, str] = {}
 
 
 class Rule(NamedTuple):
