@@ -83,7 +83,6 @@ ALLOWED: dict[str, dict[str, str]] = {
     },
     "08_what_heads_do": {
         "0.0017": "1/600: what one sentence of the 600 is worth",
-        "1.4": "differences of printed accuracies: 0.996 -> 0.982 and 1.000 -> 0.986",
     },
     "09_cost_of_attention": {"16000": "an illustration: a chapter of 16,000 tokens"},
     "11_training_in_linear_memory": {"4095": "n - 1 for the printed n = 4096"},
