@@ -2,7 +2,9 @@
 
 import doctest
 import hashlib
+import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,17 @@ from attnbook.corpus import (
     document_split,
     split_sentences,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # prose_pages imports snapshot_prose by name
+    spec.loader.exec_module(module)
+    return module
+
 
 # Chapter 17 measures on the English snapshot: it must never change (a new one needs a new name).
 EN_SHA256 = "3882c70cc7ca7f7e6773d10d2dd1a271470dc70ebe9c34134ae0fe06ea882709"
@@ -105,3 +118,23 @@ def test_bad_arguments_are_named():
         document_split("en", heldout=[name for name, _ in book_documents("en")])
     with pytest.raises(TypeError, match="paragraph"):
         split_sentences(["a list"])
+
+
+def test_the_snapshot_script_refuses_to_replace_a_frozen_snapshot():
+    snapshot = script("snapshot_prose")
+    with pytest.raises(SystemExit):
+        snapshot.main(["en"])
+    text = (Path(attnbook.corpus.__file__).parent / "book_prose_en.txt").read_bytes()
+    assert hashlib.sha256(text).hexdigest() == EN_SHA256
+
+
+def test_chinese_paragraphs_need_forty_han_characters_and_lose_line_break_spaces():
+    snapshot = script("snapshot_prose")
+    text = "老" * 39 + "\n\n" + "张" * 20 + "\n" + "说" * 20 + "，**他** 很累。"
+    assert snapshot.paragraphs(text, "zh") == ["张" * 20 + "说" * 20 + "，他很累。"]
+
+
+def test_frozen_paragraphs_are_assigned_to_pages_in_order():
+    pages = script("prose_pages")
+    table = [[1.0, 0.0, 0.0], [0.2, 0.3, 0.0], [0.0, 0.0, 1.0], [0.9, 0.0, 0.8]]
+    assert pages.monotone_assignment(table) == [0, 1, 2, 2]  # never back to page 0

@@ -11,7 +11,9 @@ Two tokenizers with one interface (:class:`TextTokenizer`: ``encode``, ``decode`
   deterministic: the same texts give the same vocabulary and the same ids.
 * :class:`CharTokenizer` gives every character seen often enough its own id (for Chinese, where a
   character is close to a word piece already) and id 0 to every other character; an unknown
-  character decodes as ``"\\ufffd"`` (the replacement character, �).
+  character decodes as ``"\\ufffd"`` (the replacement character, �). All unknown characters
+  share that id, so predicting it is easier than predicting each of them would be: count how
+  often it occurs before comparing a loss with a BPE model's.
 
 Train and encode the same way: a language model reads one stream of tokens, so join the
 paragraphs with ``"\\n"`` (the newline is then a token like any other) before both.
