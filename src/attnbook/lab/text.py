@@ -141,7 +141,7 @@ def train_bpe(texts: Iterable[str], vocab_size: int) -> BPETokenizer:
 
 
 class CharTokenizer:
-    """One id per known character; id 0 (:attr:`unk_id`) for every other character.
+    """One id per known character; id 0 (``unk_id``) for every other character.
 
     Args:
         chars: the known characters, in the order of their ids 1, 2, ... (use :meth:`fit`).
@@ -178,7 +178,7 @@ class CharTokenizer:
         return len(self.itos)
 
     def encode(self, text: str) -> list[int]:
-        """One id per character of ``text``; :attr:`unk_id` for a character not known."""
+        """One id per character of ``text``; ``unk_id`` for a character not known."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a string; got {type(text).__name__}")
         return [self.stoi.get(c, self.unk_id) for c in text]
